@@ -1,0 +1,1 @@
+"""Helpers the test suites build on (software authenticator, factories)."""
