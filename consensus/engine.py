@@ -1,0 +1,260 @@
+"""Decide whether an activity may run: the pure policy engine (PROTOCOL.md §8.4).
+
+:func:`evaluate` takes the organization's policies and root quorum and one
+:class:`Proposal` (the activity, its live approvers and rejecters, and the condition
+variables) and returns a :class:`Decision`. The order is:
+
+1. hard denials (feature gates, e.g. "imports must target your own user") ⇒ explicit deny;
+2. a reject vote ⇒ ``OUTCOME_REJECTED``;
+3. enough root users among the approvers ⇒ allow, policies bypassed;
+   root-quorum-only types stop here (waiting for root votes, or implicitly denied);
+4. any applicable ``EFFECT_DENY`` policy ⇒ explicit deny (deny always wins);
+5. an applicable ``EFFECT_ALLOW`` whose consensus holds ⇒ allow;
+6. an applicable ``EFFECT_ALLOW`` whose consensus does not hold yet, or some but not enough
+   root approvers ⇒ ``OUTCOME_REQUIRES_CONSENSUS``;
+7. defaults (users manage their own credentials; anyone may vote) ⇒ allow;
+8. nothing ⇒ implicit deny.
+
+Per policy: ``time`` false ⇒ ``OUTCOME_TIME_INACTIVE`` (skipped); any expression that fails to
+parse or evaluate ⇒ ``OUTCOME_ERROR`` (the policy does not apply); otherwise it applies when
+its ``condition`` holds (absent = true). An applicable ALLOW reports ``OUTCOME_ALLOW`` or
+``OUTCOME_REQUIRES_CONSENSUS``; a DENY applies only when its ``consensus`` (absent = true)
+also holds and reports ``OUTCOME_DENY_EXPLICIT``; a policy that does not apply reports
+``OUTCOME_DENY_IMPLICIT``. No I/O happens here: callers load rows, call this, store the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+from consensus.gates import hard_denial
+from infra.policy.evaluator import CompiledExpression, PolicyEvaluationFailed
+from infra.policy.parser import InvalidPolicyExpression, parse
+from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_variable
+
+EXPLICIT_DENY_MESSAGE = "policy engine denied request explicitly"
+IMPLICIT_DENY_MESSAGE = "policy engine denied request implicitly"  # wording UNCONFIRMED
+
+
+class Outcome(StrEnum):
+    """``v1Outcome`` from the swagger."""
+
+    ALLOW = "OUTCOME_ALLOW"
+    DENY_EXPLICIT = "OUTCOME_DENY_EXPLICIT"
+    DENY_IMPLICIT = "OUTCOME_DENY_IMPLICIT"
+    REQUIRES_CONSENSUS = "OUTCOME_REQUIRES_CONSENSUS"
+    REJECTED = "OUTCOME_REJECTED"
+    ERROR = "OUTCOME_ERROR"
+    REQUIRES_AUTHENTICATORS = "OUTCOME_REQUIRES_AUTHENTICATORS"
+    TIME_INACTIVE = "OUTCOME_TIME_INACTIVE"
+
+
+class Effect(StrEnum):
+    """``v1Effect``."""
+
+    ALLOW = "EFFECT_ALLOW"
+    DENY = "EFFECT_DENY"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One stored policy; empty expressions mean "absent"."""
+
+    policy_id: str
+    effect: str
+    condition: str = ""
+    consensus: str = ""
+    time: str = ""
+
+
+@dataclass(frozen=True)
+class RootQuorum:
+    """The organization's root users and how many of them must approve."""
+
+    threshold: int
+    user_ids: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """An activity awaiting a decision, as the engine sees it.
+
+    ``approvers`` are ``User`` dicts (``infra.policy.variables.user_variable``) of everyone with
+    a live approval, the submitter included (submission is the first approval); ``rejecters``
+    are user ids with a reject vote; ``context`` holds the other condition variables
+    (``wallet``, ``private_key``, ``eth``, …) keyed by keyword.
+    """
+
+    activity_type: str
+    parameters: Mapping[str, Any]
+    requester_id: str
+    approvers: Sequence[Mapping[str, Any]] = ()
+    credentials: Sequence[Mapping[str, Any]] = ()
+    rejecters: Sequence[str] = ()
+    context: Mapping[str, Any] = field(default_factory=dict)
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def kind(self) -> str:
+        """Version-agnostic activity name."""
+        return activity_kind(self.activity_type)
+
+    def approver_ids(self) -> frozenset[str]:
+        """Distinct ids of the approvers."""
+        return frozenset(str(a.get("id")) for a in self.approvers)
+
+
+@dataclass(frozen=True)
+class PolicyOutcome:
+    """How one policy evaluated; ``detail`` explains errors."""
+
+    policy_id: str
+    outcome: Outcome
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The engine's verdict with its reason and the outcome of every policy evaluated."""
+
+    outcome: Outcome
+    reason: str
+    policy_outcomes: tuple[PolicyOutcome, ...] = ()
+
+    @property
+    def allowed(self) -> bool:
+        """The activity may run now."""
+        return self.outcome is Outcome.ALLOW
+
+    @property
+    def needs_consensus(self) -> bool:
+        """The activity waits for more votes (``ACTIVITY_STATUS_CONSENSUS_NEEDED``)."""
+        return self.outcome is Outcome.REQUIRES_CONSENSUS
+
+    @property
+    def denied(self) -> bool:
+        """The request is refused (403, gRPC 7)."""
+        return self.outcome in (Outcome.DENY_EXPLICIT, Outcome.DENY_IMPLICIT)
+
+    @property
+    def message(self) -> str:
+        """The wire error message for a denial."""
+        if self.outcome is Outcome.DENY_EXPLICIT:
+            return EXPLICIT_DENY_MESSAGE
+        if self.outcome is Outcome.DENY_IMPLICIT:
+            return IMPLICIT_DENY_MESSAGE
+        return self.reason
+
+
+# Activities every user may perform on their own behalf unless a policy says otherwise.
+OWN_CREDENTIAL_KINDS = frozenset(
+    {"CREATE_API_KEYS", "CREATE_AUTHENTICATORS", "CREATE_OAUTH_PROVIDERS", "DELETE_API_KEYS",
+     "DELETE_AUTHENTICATORS", "DELETE_OAUTH_PROVIDERS"}
+)  # fmt: skip
+VOTE_KINDS = frozenset({"APPROVE_ACTIVITY", "REJECT_ACTIVITY"})
+
+
+@lru_cache(maxsize=4096)
+def compiled(text: str, field_name: str) -> CompiledExpression:
+    """Parse and compile a stored expression once per process (raises on bad syntax)."""
+    return CompiledExpression(parse(text, field=field_name))
+
+
+def _run(text: str, field_name: str, env: Mapping[str, Any]) -> bool:
+    return compiled(text, field_name)(env)
+
+
+def evaluate_policy(policy: Policy, env: Mapping[str, Any]) -> PolicyOutcome:
+    """One policy's outcome against the variables ``env`` (never raises for bad policies)."""
+    try:
+        if policy.time and not _run(policy.time, "time", env):
+            return PolicyOutcome(policy.policy_id, Outcome.TIME_INACTIVE)
+        # No short circuit: both expressions run, so an error in either is an error.
+        condition = _run(policy.condition, "condition", env) if policy.condition else True
+        consensus = _run(policy.consensus, "consensus", env) if policy.consensus else True
+    except (PolicyEvaluationFailed, InvalidPolicyExpression) as ex:
+        return PolicyOutcome(policy.policy_id, Outcome.ERROR, ex.message)
+    if policy.effect == Effect.DENY:
+        applies = condition and consensus
+        return PolicyOutcome(
+            policy.policy_id, Outcome.DENY_EXPLICIT if applies else Outcome.DENY_IMPLICIT
+        )
+    if policy.effect != Effect.ALLOW:
+        return PolicyOutcome(policy.policy_id, Outcome.ERROR, f"unknown effect {policy.effect}")
+    if not condition:
+        return PolicyOutcome(policy.policy_id, Outcome.DENY_IMPLICIT)
+    return PolicyOutcome(
+        policy.policy_id, Outcome.ALLOW if consensus else Outcome.REQUIRES_CONSENSUS
+    )
+
+
+def variables_for(proposal: Proposal) -> dict[str, Any]:
+    """The variables mapping for ``proposal`` (context first, so core keywords win)."""
+    env: dict[str, Any] = dict(proposal.context)
+    env["activity"] = activity_variable(proposal.activity_type, proposal.parameters)
+    env["approvers"] = list(proposal.approvers)
+    env["credentials"] = list(proposal.credentials)
+    env["time"] = {"now": proposal.now}
+    return env
+
+
+def _default_allows(proposal: Proposal) -> str | None:
+    kind = proposal.kind
+    if kind in VOTE_KINDS:
+        return "default: users may vote on activities"
+    if kind in OWN_CREDENTIAL_KINDS and proposal.parameters.get("userId") == proposal.requester_id:
+        return "default: users may manage their own credentials"
+    return None
+
+
+def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None:
+    roots = proposal.approver_ids() & quorum.user_ids if quorum else frozenset()
+    if quorum and quorum.threshold > 0 and len(roots) >= quorum.threshold:
+        return Decision(Outcome.ALLOW, f"root quorum met ({len(roots)}/{quorum.threshold})")
+    if proposal.kind not in ROOT_QUORUM_KINDS:
+        return None
+    if roots:
+        threshold = quorum.threshold if quorum else 0
+        return Decision(
+            Outcome.REQUIRES_CONSENSUS, f"root quorum not met yet ({len(roots)}/{threshold})"
+        )
+    return Decision(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
+
+
+def evaluate(
+    policies: Sequence[Policy], proposal: Proposal, root_quorum: RootQuorum | None = None
+) -> Decision:
+    """Decide ``proposal`` under ``policies`` and ``root_quorum`` (see the module docstring)."""
+    denial = hard_denial(proposal.activity_type, proposal.parameters, proposal.requester_id)
+    if denial:
+        return Decision(Outcome.DENY_EXPLICIT, denial)
+    if proposal.rejecters:
+        return Decision(Outcome.REJECTED, "rejected by " + ", ".join(sorted(proposal.rejecters)))
+    root = _root_step(proposal, root_quorum)
+    if root is not None:
+        return root
+    env = variables_for(proposal)
+    outcomes = tuple(evaluate_policy(p, env) for p in policies)
+    found = {o.outcome for o in outcomes}
+    if Outcome.DENY_EXPLICIT in found:
+        return Decision(Outcome.DENY_EXPLICIT, "a policy denies the activity", outcomes)
+    if Outcome.ALLOW in found:
+        return Decision(Outcome.ALLOW, "a policy allows the activity", outcomes)
+    if Outcome.REQUIRES_CONSENSUS in found:
+        return Decision(Outcome.REQUIRES_CONSENSUS, "waiting for policy consensus", outcomes)
+    roots = proposal.approver_ids() & root_quorum.user_ids if root_quorum else frozenset()
+    if roots and root_quorum is not None:
+        return Decision(
+            Outcome.REQUIRES_CONSENSUS,
+            f"root quorum not met yet ({len(roots)}/{root_quorum.threshold})",
+            outcomes,
+        )
+    default = _default_allows(proposal)
+    if default:
+        return Decision(Outcome.ALLOW, default, outcomes)
+    return Decision(Outcome.DENY_IMPLICIT, "no policy allows the activity", outcomes)

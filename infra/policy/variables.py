@@ -1,0 +1,321 @@
+"""Build the variables policies are evaluated against (PROTOCOL.md §8.3).
+
+``activity`` is derived here from the wire type and parameters: ``kind`` is the
+version-agnostic name, ``resource``/``action`` come from the documented table, and ``params``
+exposes only the allow-listed request fields, renamed to snake_case. The other variables
+(``approvers``, ``credentials``, ``wallet``, ``wallets``, ``wallet_account``, ``private_key``,
+``eth.tx``, ``eth.eip_712``, ``time.now``) are plain dicts that callers build from their own
+rows; the small constructors below fix their shapes so every caller builds them alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+TYPE_PREFIX = "ACTIVITY_TYPE_"
+_VERSION_SUFFIX = re.compile(r"_V\d+$")
+
+# Root-quorum activities are not policy-governed and have no kind (PROTOCOL.md §8.4).
+ROOT_QUORUM_KINDS = frozenset(
+    {"UPDATE_ROOT_QUORUM", "SET_ORGANIZATION_FEATURE", "REMOVE_ORGANIZATION_FEATURE",
+     "UPDATE_ORGANIZATION_NAME"}
+)  # fmt: skip
+
+_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
+    ("ORGANIZATION", "CREATE"): ("CREATE_SUB_ORGANIZATION",),
+    ("ORGANIZATION", "DELETE"): ("DELETE_ORGANIZATION", "DELETE_SUB_ORGANIZATION"),
+    ("INVITATION", "CREATE"): ("CREATE_INVITATIONS",),
+    ("INVITATION", "DELETE"): ("DELETE_INVITATION",),
+    ("POLICY", "CREATE"): ("CREATE_POLICY", "CREATE_POLICIES"),
+    ("POLICY", "UPDATE"): ("UPDATE_POLICY",),
+    ("POLICY", "DELETE"): ("DELETE_POLICY", "DELETE_POLICIES"),
+    ("SMART_CONTRACT_INTERFACE", "CREATE"): ("CREATE_SMART_CONTRACT_INTERFACE",),
+    ("SMART_CONTRACT_INTERFACE", "DELETE"): ("DELETE_SMART_CONTRACT_INTERFACE",),
+    ("WALLET", "CREATE"): ("CREATE_WALLET", "CREATE_WALLET_ACCOUNTS"),
+    ("WALLET", "EXPORT"): ("EXPORT_WALLET", "EXPORT_WALLET_ACCOUNT"),
+    ("WALLET", "IMPORT"): ("INIT_IMPORT_WALLET", "IMPORT_WALLET"),
+    ("WALLET", "DELETE"): ("DELETE_WALLETS", "DELETE_WALLET_ACCOUNTS"),
+    ("WALLET", "UPDATE"): ("UPDATE_WALLET",),
+    ("PRIVATE_KEY", "CREATE"): ("CREATE_PRIVATE_KEYS", "CREATE_PRIVATE_KEY_TAG"),
+    ("PRIVATE_KEY", "UPDATE"): ("UPDATE_PRIVATE_KEY_TAG",),
+    ("PRIVATE_KEY", "DELETE"): (
+        "DISABLE_PRIVATE_KEY", "DELETE_PRIVATE_KEY_TAGS", "DELETE_PRIVATE_KEYS",
+    ),
+    ("PRIVATE_KEY", "EXPORT"): ("EXPORT_PRIVATE_KEY",),
+    ("PRIVATE_KEY", "IMPORT"): ("INIT_IMPORT_PRIVATE_KEY", "IMPORT_PRIVATE_KEY"),
+    ("PRIVATE_KEY", "SIGN"): (
+        "SIGN_RAW_PAYLOAD", "SIGN_RAW_PAYLOADS", "SIGN_TRANSACTION", "ETH_SEND_TRANSACTION",
+        "SOL_SEND_TRANSACTION",
+    ),
+    ("USER", "CREATE"): ("CREATE_USERS", "CREATE_USER_TAG", "CREATE_API_ONLY_USERS"),
+    ("USER", "UPDATE"): (
+        "UPDATE_USER", "UPDATE_USER_NAME", "UPDATE_USER_EMAIL", "UPDATE_USER_PHONE_NUMBER",
+        "UPDATE_USER_TAG",
+    ),
+    ("USER", "DELETE"): ("DELETE_USERS", "DELETE_USER_TAGS"),
+    ("CREDENTIAL", "CREATE"): (
+        "CREATE_API_KEYS", "CREATE_AUTHENTICATORS", "CREATE_OAUTH_PROVIDERS",
+    ),
+    ("CREDENTIAL", "DELETE"): ("DELETE_API_KEYS", "DELETE_AUTHENTICATORS",
+                               "DELETE_OAUTH_PROVIDERS"),
+    ("PAYMENT_METHOD", "UPDATE"): ("SET_PAYMENT_METHOD",),
+    ("PAYMENT_METHOD", "DELETE"): ("DELETE_PAYMENT_METHOD",),
+    ("SUBSCRIPTION", "CREATE"): ("ACTIVATE_BILLING_TIER",),
+    ("CONFIG", "UPDATE"): ("UPDATE_ALLOWED_ORIGINS",),
+    ("RECOVERY", "CREATE"): ("INIT_USER_EMAIL_RECOVERY",),
+    ("AUTH", "CREATE"): (
+        "EMAIL_AUTH", "INIT_OTP_AUTH", "OTP_AUTH", "OAUTH", "OAUTH_LOGIN", "OTP_LOGIN",
+        "STAMP_LOGIN", "CREATE_READ_WRITE_SESSION", "CREATE_OAUTH2_CREDENTIAL",
+        "OAUTH2_AUTHENTICATE",
+    ),
+    ("AUTH", "UPDATE"): ("UPDATE_OAUTH2_CREDENTIAL",),
+    ("AUTH", "DELETE"): ("DELETE_OAUTH2_CREDENTIAL",),
+    ("OTP", "CREATE"): ("INIT_OTP",),
+    ("OTP", "VERIFY"): ("VERIFY_OTP",),
+    ("AUTH_PROXY", "CREATE"): ("ENABLE_AUTH_PROXY",),
+    ("AUTH_PROXY", "DELETE"): ("DISABLE_AUTH_PROXY",),
+    ("AUTH_PROXY", "UPDATE"): ("UPDATE_AUTH_PROXY_CONFIG",),
+    ("WEBHOOK_ENDPOINT", "CREATE"): ("CREATE_WEBHOOK_ENDPOINT",),
+    ("WEBHOOK_ENDPOINT", "UPDATE"): ("UPDATE_WEBHOOK_ENDPOINT",),
+    ("WEBHOOK_ENDPOINT", "DELETE"): ("DELETE_WEBHOOK_ENDPOINT",),
+}  # fmt: skip
+
+# kind -> (resource, action), from the docs' "Activity types by resource and action" table.
+RESOURCE_ACTION: dict[str, tuple[str, str]] = {
+    kind: pair for pair, kinds in _TABLE.items() for kind in kinds
+}
+
+_HASH_AND_ENCODING = (("hashFunction", "hash_function", None), ("encoding", "encoding", None))
+_TARGET_KEY = (("targetPublicKey", "target_public_key", None),)
+_SESSION_PROFILE = (("sessionProfileId", "session_profile_id", ""),)
+
+# Exact type -> ((wire name, policy name, default when absent), ...); nothing else is exposed.
+PARAMS: dict[str, tuple[tuple[str, str, Any], ...]] = {
+    "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD": _HASH_AND_ENCODING,
+    "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2": _HASH_AND_ENCODING,
+    "ACTIVITY_TYPE_SIGN_RAW_PAYLOADS": _HASH_AND_ENCODING,
+    "ACTIVITY_TYPE_SIGN_TRANSACTION_V2": (("type", "type", None),),
+    "ACTIVITY_TYPE_DELETE_USERS": (("userIds", "user_ids", None),),
+    "ACTIVITY_TYPE_CREATE_API_KEYS": (("userId", "user_id", None),),
+    "ACTIVITY_TYPE_CREATE_API_KEYS_V2": (("userId", "user_id", None),),
+    "ACTIVITY_TYPE_DELETE_API_KEYS": (
+        ("userId", "user_id", None),
+        ("apiKeyIds", "api_key_ids", None),
+    ),
+    "ACTIVITY_TYPE_EXPORT_WALLET": _TARGET_KEY,
+    "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT": _TARGET_KEY,
+    "ACTIVITY_TYPE_EXPORT_PRIVATE_KEY": _TARGET_KEY,
+    "ACTIVITY_TYPE_UPDATE_WALLET": (("walletId", "wallet_id", None),),
+    "ACTIVITY_TYPE_INIT_OTP_AUTH_V2": (("otpLength", "otp_length", None),),
+    "ACTIVITY_TYPE_INIT_OTP_AUTH_V3": (("otpLength", "otp_length", None),),
+    "ACTIVITY_TYPE_OTP_LOGIN": _SESSION_PROFILE,
+    "ACTIVITY_TYPE_OTP_LOGIN_V2": _SESSION_PROFILE,
+    "ACTIVITY_TYPE_STAMP_LOGIN": _SESSION_PROFILE,
+    "ACTIVITY_TYPE_OAUTH_LOGIN": _SESSION_PROFILE,
+    "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT": (("endpointId", "endpoint_id", None),),
+    "ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT": (("endpointId", "endpoint_id", None),),
+}
+
+
+def activity_kind(activity_type: str) -> str:
+    """``ACTIVITY_TYPE_SIGN_TRANSACTION_V2`` → ``SIGN_TRANSACTION``."""
+    name = activity_type.removeprefix(TYPE_PREFIX)
+    return _VERSION_SUFFIX.sub("", name)
+
+
+def activity_params(activity_type: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The allow-listed, snake_case view of an activity's parameters."""
+    exposed: dict[str, Any] = {}
+    for wire, name, default in PARAMS.get(activity_type, ()):
+        value = parameters.get(wire)
+        if value is None:
+            value = default
+        if value is not None:
+            if name == "otp_length" and isinstance(value, str) and value.isdigit():
+                value = int(value)
+            exposed[name] = list(value) if isinstance(value, list) else value
+    return exposed
+
+
+def activity_variable(activity_type: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``activity{type, kind, resource, action, params}`` for one activity.
+
+    Root-quorum types get no kind/resource/action (they are not policy-governed), and types
+    outside the documented table get no resource/action, so a policy reading those fields
+    evaluates to ``OUTCOME_ERROR`` rather than matching by accident.
+    """
+    kind = activity_kind(activity_type)
+    variable: dict[str, Any] = {
+        "type": activity_type,
+        "params": activity_params(activity_type, parameters),
+    }
+    if kind in ROOT_QUORUM_KINDS:
+        return variable
+    variable["kind"] = kind
+    if kind in RESOURCE_ACTION:
+        variable["resource"], variable["action"] = RESOURCE_ACTION[kind]
+    return variable
+
+
+def user_variable(
+    user_id: str, *, tags: Iterable[str] = (), email: str = "", alias: str = ""
+) -> dict[str, Any]:
+    """One element of ``approvers``: ``User{id, tags, email, alias}``."""
+    return {"id": user_id, "tags": list(tags), "email": email or "", "alias": alias or ""}
+
+
+def credential_variable(
+    credential_id: str,
+    *,
+    user_id: str,
+    credential_type: str,
+    public_key: str,
+    authenticator_credential_id: str = "",
+) -> dict[str, Any]:
+    """One element of ``credentials``.
+
+    ``Credential{id, user_id, type, credential_id, public_key}``; ``credential_id`` is only set
+    for passkeys.
+    """
+    return {
+        "id": credential_id,
+        "user_id": user_id,
+        "type": credential_type,
+        "credential_id": authenticator_credential_id or "",
+        "public_key": public_key,
+    }
+
+
+def wallet_variable(
+    wallet_id: str, *, label: str = "", imported: bool = False, exported: bool = False
+) -> dict[str, Any]:
+    """``wallet{id, imported, exported, label}`` (also an element of ``wallets``)."""
+    return {"id": wallet_id, "imported": imported, "exported": exported, "label": label}
+
+
+def private_key_variable(
+    private_key_id: str,
+    *,
+    tags: Iterable[str] = (),
+    label: str = "",
+    imported: bool = False,
+    exported: bool = False,
+) -> dict[str, Any]:
+    """``private_key{id, tags, imported, exported, label}``."""
+    return {
+        "id": private_key_id,
+        "tags": list(tags),
+        "imported": imported,
+        "exported": exported,
+        "label": label,
+    }
+
+
+def wallet_account_variable(address: str) -> dict[str, Any]:
+    """``wallet_account{address}``."""
+    return {"address": address}
+
+
+def time_variable(now: datetime) -> dict[str, Any]:
+    """``time{now}``; naive datetimes are taken as UTC."""
+    return {"now": now if now.tzinfo else now.replace(tzinfo=UTC)}
+
+
+def _lower_hex(value: Any) -> Any:
+    """Lower-case every hex string in an EIP-712 value (PROTOCOL.md §8.3)."""
+    if isinstance(value, str) and value[:2] in ("0x", "0X"):
+        return value.lower()
+    if isinstance(value, Mapping):
+        return {k: _lower_hex(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lower_hex(v) for v in value]
+    return value
+
+
+def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value, 0)
+        except ValueError:
+            return None
+    return None
+
+
+def eip712_variable(typed_data: Mapping[str, Any]) -> dict[str, Any]:
+    """``eth.eip_712`` from EIP-712 typed data JSON.
+
+    Shape: ``{primary_type, domain{name, version, chain_id, verifying_contract}, message}``.
+    """
+    domain = typed_data.get("domain") or {}
+    out_domain: dict[str, Any] = {
+        "name": domain.get("name"),
+        "version": domain.get("version"),
+        "chain_id": _int_or_none(domain.get("chainId")),
+        "verifying_contract": _lower_hex(domain.get("verifyingContract")),
+    }
+    return {
+        "primary_type": typed_data.get("primaryType"),
+        "domain": {k: v for k, v in out_domain.items() if v is not None},
+        "message": _lower_hex(typed_data.get("message") or {}),
+    }
+
+
+ETH_TX_FIELDS: Sequence[str] = (
+    "from", "to", "data", "value", "gas", "gas_price", "chain_id", "nonce", "max_fee_per_gas",
+    "max_priority_fee_per_gas", "max_fee_per_blob_gas", "type", "function_name",
+    "function_signature", "contract_call_args",
+)  # fmt: skip
+
+
+def eth_tx_variable(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``eth.tx{…}`` from already-decoded transaction fields, keeping only documented names.
+
+    Addresses and data are lower-cased hex; ``gas_price`` falls back to ``max_fee_per_gas`` for
+    EIP-1559 transactions, as the docs describe.
+    """
+    tx = {k: fields[k] for k in ETH_TX_FIELDS if fields.get(k) is not None}
+    for key in ("from", "to", "data"):
+        if isinstance(tx.get(key), str):
+            tx[key] = tx[key].lower()
+    if "gas_price" not in tx and "max_fee_per_gas" in tx:
+        tx["gas_price"] = tx["max_fee_per_gas"]
+    return tx
+
+
+def variables(
+    *,
+    activity: Mapping[str, Any],
+    approvers: Sequence[Mapping[str, Any]] = (),
+    credentials: Sequence[Mapping[str, Any]] = (),
+    now: datetime | None = None,
+    wallet: Mapping[str, Any] | None = None,
+    wallets: Sequence[Mapping[str, Any]] | None = None,
+    wallet_account: Mapping[str, Any] | None = None,
+    private_key: Mapping[str, Any] | None = None,
+    eth: Mapping[str, Any] | None = None,
+    **chains: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Assemble the full variables mapping; absent inputs stay absent (→ MissingField)."""
+    env: dict[str, Any] = {
+        "activity": activity,
+        "approvers": list(approvers),
+        "credentials": list(credentials),
+        "time": time_variable(now or datetime.now(UTC)),
+    }
+    optional = {
+        "wallet": wallet,
+        "wallets": None if wallets is None else list(wallets),
+        "wallet_account": wallet_account,
+        "private_key": private_key,
+        "eth": eth,
+        **chains,
+    }
+    env.update({k: v for k, v in optional.items() if v is not None})
+    return env
