@@ -1,0 +1,1 @@
+"""The ``walletd`` command: the composition of ingress, workers, consensus and notifier."""

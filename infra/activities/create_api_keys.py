@@ -1,0 +1,48 @@
+"""``create_api_keys``: add API keys to a user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from infra.activities.common import user_in_org
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.credentials import ApiKeyParams, add_api_key, canonical_public_key
+from infra.messaging import queues
+from infra.wiremodel import WireModel
+
+
+class Params(WireModel):
+    """``v1CreateApiKeysIntentV2``."""
+
+    api_keys: list[ApiKeyParams] = Field(min_length=1)
+    user_id: str
+
+
+def check(params: Params, ctx: CheckContext) -> None:
+    user_in_org(ctx.session, ctx.organization_id, params.user_id)
+    for i, key in enumerate(params.api_keys):
+        canonical_public_key(key, f"parameters.apiKeys[{i}].publicKey")
+
+
+def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    user_in_org(ctx.session, ctx.organization_id, params.user_id)
+    ids = [add_api_key(ctx.session, ctx.organization_id, params.user_id, key, ctx.now,
+                       f"parameters.apiKeys[{i}]").id
+           for i, key in enumerate(params.api_keys)]
+    return {"apiKeyIds": ids}
+
+
+SPEC = ActivitySpec(
+    path="create_api_keys",
+    versions=(
+        Version("ACTIVITY_TYPE_CREATE_API_KEYS_V2", Params, "createApiKeysIntentV2",
+                "createApiKeysResult"),
+    ),
+    execute=execute,
+    check=check,
+    pool=queues.ACCOUNTS,
+    resource="CREDENTIAL",
+    action="CREATE",
+)

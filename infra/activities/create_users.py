@@ -1,0 +1,46 @@
+"""``create_users``: add users (with their credentials) to the organization."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.credentials import canonical_public_key
+from infra.messaging import queues
+from infra.users import UserParams, create_user
+from infra.wiremodel import WireModel
+
+
+class Params(WireModel):
+    """``v1CreateUsersIntentV4`` (V3 and V2 have the same outer shape)."""
+
+    users: list[UserParams] = Field(min_length=1)
+
+
+def check(params: Params, ctx: CheckContext) -> None:
+    for i, user in enumerate(params.users):
+        for j, key in enumerate(user.api_keys):
+            canonical_public_key(key, f"parameters.users[{i}].apiKeys[{j}].publicKey")
+
+
+def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    ids = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]").id
+           for i, user in enumerate(params.users)]
+    return {"userIds": ids}
+
+
+SPEC = ActivitySpec(
+    path="create_users",
+    versions=(
+        Version("ACTIVITY_TYPE_CREATE_USERS_V4", Params, "createUsersIntentV4", "createUsersResult"),
+        Version("ACTIVITY_TYPE_CREATE_USERS_V3", Params, "createUsersIntentV3", "createUsersResult"),
+        Version("ACTIVITY_TYPE_CREATE_USERS_V2", Params, "createUsersIntentV2", "createUsersResult"),
+    ),
+    execute=execute,
+    check=check,
+    pool=queues.ACCOUNTS,
+    resource="USER",
+    action="CREATE",
+)

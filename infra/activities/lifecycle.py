@@ -1,0 +1,84 @@
+"""The activity state machine: statuses, guarded transitions and change listeners.
+
+Every status change goes through :func:`transition` (or :func:`record_created` for the
+first row), inside the caller's transaction. Listeners registered in ``LISTENERS`` run in
+that same transaction, so an outbox row they write commits or rolls back with the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from infra.clock import now
+from infra.db.models.activities import Activity
+
+CREATED: Final = "ACTIVITY_STATUS_CREATED"
+PENDING: Final = "ACTIVITY_STATUS_PENDING"
+COMPLETED: Final = "ACTIVITY_STATUS_COMPLETED"
+FAILED: Final = "ACTIVITY_STATUS_FAILED"
+CONSENSUS_NEEDED: Final = "ACTIVITY_STATUS_CONSENSUS_NEEDED"
+REJECTED: Final = "ACTIVITY_STATUS_REJECTED"
+
+#: Statuses after which nothing changes any more.
+TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
+#: Statuses a waiting submit may answer with (the client stops polling on these).
+SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
+
+Listener = Callable[[Session, Activity, str | None], None]
+
+#: Called as ``listener(session, activity, previous_status)`` after every change.
+LISTENERS: list[Listener] = []
+
+
+def _notify(session: Session, activity: Activity, previous: str | None) -> None:
+    for listener in LISTENERS:
+        listener(session, activity, previous)
+
+
+def record_created(session: Session, activity: Activity) -> None:
+    """Announce a newly inserted activity (already added to ``session``)."""
+    _notify(session, activity, None)
+
+
+def claim(session: Session, activity_id: str, expected: str) -> Activity | None:
+    """Lock ``activity_id`` for this transaction if its status is ``expected``.
+
+    The conditional UPDATE takes the row lock on PostgreSQL and the write lock on SQLite,
+    so two workers handling the same (redelivered) message serialize here and the second
+    sees the new status and backs off. Returns the activity, or ``None`` if it is not in
+    ``expected`` any more.
+    """
+    result = session.execute(
+        update(Activity)
+        .where(Activity.id == activity_id, Activity.status == expected)
+        .values(version=Activity.version + 1)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    activity = session.get(Activity, activity_id, populate_existing=True)
+    return activity
+
+
+def transition(
+    session: Session,
+    activity: Activity,
+    status: str,
+    *,
+    result: dict[str, Any] | None = None,
+    failure: dict[str, Any] | None = None,
+) -> None:
+    """Move a claimed activity to ``status``, recording its result or failure."""
+    previous = activity.status
+    activity.status = status
+    activity.updated_at = now()
+    if result is not None:
+        activity.result = result
+    if failure is not None:
+        activity.failure = failure
+    session.flush()
+    _notify(session, activity, previous)

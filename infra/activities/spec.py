@@ -1,0 +1,105 @@
+"""What the registry knows about one activity type, and what its handler receives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.orm import Session
+
+from infra.wiremodel import WireModel
+
+if TYPE_CHECKING:
+    from infra.bootstrap import Services
+    from infra.db.models.activities import Activity
+
+
+@dataclass(frozen=True)
+class Version:
+    """One accepted ``ACTIVITY_TYPE_*`` of a path.
+
+    Attributes:
+        type: e.g. ``ACTIVITY_TYPE_CREATE_API_KEYS_V2``.
+        params: The typed parameters model.
+        intent_key: Key of ``activity.intent`` (e.g. ``createApiKeysIntentV2``).
+        result_key: Key of ``activity.result`` (e.g. ``createApiKeysResult``).
+    """
+
+    type: str
+    params: type[WireModel]
+    intent_key: str
+    result_key: str
+
+
+@dataclass
+class ActivityContext:
+    """Everything a handler may use. Handlers depend on this, not on infrastructure.
+
+    Attributes:
+        session: The unit of work's session; all effects go through it and commit together
+            with the activity's completion.
+        activity: The activity row being executed.
+        organization_id: The organization the activity runs in.
+        user_id: The submitting user.
+        version: The accepted version the activity was submitted as.
+        now: The execution time.
+        services: Process services (settings, broker, and for workers the key ring).
+    """
+
+    session: Session
+    activity: Activity
+    organization_id: str
+    user_id: str | None
+    version: Version
+    now: datetime
+    services: Services
+
+
+Handler = Callable[[Any, ActivityContext], dict[str, Any]]
+Check = Callable[[Any, "CheckContext"], None]
+
+
+@dataclass
+class CheckContext:
+    """What ingress-side checks (run before the activity is stored) may read."""
+
+    session: Session
+    organization_id: str
+    user_id: str
+    now: datetime
+
+
+@dataclass(frozen=True)
+class ActivitySpec:
+    """One activity path and everything generic code needs to run it.
+
+    Attributes:
+        path: The ``/public/v1/submit/<path>`` name (snake_case ``verb_noun``).
+        versions: Accepted versioned types; the first is the current one.
+        execute: ``execute(params, ctx) -> result body`` (runs in a worker).
+        pool: The queue it executes on (``infra.messaging.queues``).
+        resource / action: The policy resource and action (PROTOCOL.md §8.3).
+        check: Optional read-only check run by the ingress before storing (fast 4xx).
+        parent_may_submit: A parent organization's credential may submit it for a
+            sub-organization (email/OTP style activities).
+        root_quorum_only: Policies are ignored; only the root quorum may run it.
+        consensus_vote: It is a vote on another activity (approve/reject).
+    """
+
+    path: str
+    versions: tuple[Version, ...]
+    execute: Handler
+    pool: str
+    resource: str
+    action: str
+    check: Check | None = None
+    parent_may_submit: bool = False
+    root_quorum_only: bool = False
+    consensus_vote: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def version_for(self, type_name: str) -> Version | None:
+        """The accepted version named ``type_name``, if any."""
+        return next((v for v in self.versions if v.type == type_name), None)

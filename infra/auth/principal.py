@@ -1,0 +1,130 @@
+"""Who sent a request: credential lookup plus signature verification.
+
+``authenticate`` is called by the ingress for every submit and query, before the body is
+parsed for anything but its ``organizationId``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
+from infra.clock import as_utc
+from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
+from infra.db.models.organizations import ApiKey, Organization
+from infra.errors import NotFound, Unauthenticated
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated sender of one request.
+
+    Attributes:
+        user_id: The user the credential belongs to.
+        organization_id: The organization that credential lives in (the request's
+            organization or an ancestor of it).
+        credential_id: API key id or authenticator id.
+        public_key / scheme / signature: The stamp, kept for the vote record.
+    """
+
+    user_id: str
+    organization_id: str
+    credential_id: str
+    credential_type: str
+    public_key: str
+    scheme: str
+    signature: str
+
+
+#: Extra stamp verifiers by header name (X-Stamp-Webauthn registers here).
+#: Each gets ``(session, header_value, body, candidate_org_ids, now)`` and returns a Principal.
+StampVerifier = Callable[[Session, str, bytes, list[str], datetime], Principal]
+EXTRA_VERIFIERS: dict[str, StampVerifier] = {}
+
+
+def organization_chain(session: Session, organization_id: str) -> list[Organization]:
+    """The organization followed by its ancestors (nearest first).
+
+    Raises:
+        NotFound: The organization does not exist.
+    """
+    org = session.get(Organization, organization_id)
+    if org is None:
+        raise NotFound(f"organization not found: {organization_id}",
+                       details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+                                 "turnkeyErrorCode": "ORGANIZATION_NOT_FOUND"}])
+    chain = [org]
+    while chain[-1].parent_id and len(chain) < 8:
+        parent = session.get(Organization, chain[-1].parent_id)
+        if parent is None:
+            break
+        chain.append(parent)
+    return chain
+
+
+def authenticate(
+    session: Session,
+    headers: Mapping[str, str],
+    body: bytes,
+    organization_id: str,
+    now: datetime,
+) -> Principal:
+    """Verify the request's stamp and return who sent it.
+
+    The credential must live in ``organization_id`` or its parent (PROTOCOL.md §1.4).
+
+    Raises:
+        Unauthenticated: No stamp, unknown key, bad signature or expired key.
+        NotFound: The organization does not exist.
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    chain = organization_chain(session, organization_id)
+    candidates = [o.id for o in chain[:2]]
+    api_stamp = lowered.get(HEADER_API_KEY.lower())
+    if api_stamp:
+        return _authenticate_api_key(session, api_stamp, body, candidates, now)
+    for name, verifier in EXTRA_VERIFIERS.items():
+        value = lowered.get(name.lower())
+        if value:
+            return verifier(session, value, body, candidates, now)
+    if lowered.get(HEADER_WEBAUTHN.lower()):
+        raise Unauthenticated("could not extract webauthn stamp")
+    raise Unauthenticated(MISSING)
+
+
+def _authenticate_api_key(
+    session: Session, header_value: str, body: bytes, candidates: list[str], now: datetime
+) -> Principal:
+    stamp = parse_api_key_stamp(header_value)
+    if stamp.scheme not in CURVE_OF_SCHEME:
+        raise Unauthenticated(f"unsupported stamp scheme {stamp.scheme!r}")
+    keys = session.scalars(
+        select(ApiKey).where(ApiKey.public_key == stamp.public_key,
+                             ApiKey.organization_id.in_(candidates))
+    ).all()
+    if not keys:
+        raise Unauthenticated("could not find public key in organization or its parent organization")
+    # Prefer the request's own organization over its parent.
+    keys = sorted(keys, key=lambda k: candidates.index(k.organization_id))
+    key = next((k for k in keys if k.curve == CURVE_OF_SCHEME[stamp.scheme]), None)
+    if key is None:
+        raise Unauthenticated("could not verify api key signature")
+    verify_stamp_signature(stamp.scheme, key.public_key, stamp.signature, body)
+    if key.expires_at is not None and as_utc(key.expires_at) <= now:
+        raise Unauthenticated("expired api key",
+                              details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+                                        "turnkeyErrorCode": "API_KEY_EXPIRED"}])
+    return Principal(
+        user_id=key.user_id,
+        organization_id=key.organization_id,
+        credential_id=key.id,
+        credential_type=key.credential_type,
+        public_key=stamp.public_key,
+        scheme=stamp.scheme,
+        signature=stamp.signature,
+    )

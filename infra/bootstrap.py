@@ -1,0 +1,70 @@
+"""Composition root: ``bootstrap(settings, role)`` builds a process's services.
+
+Nothing connects at import time. Only worker-type roles get key material (``keyring``);
+the ingress role's settings carry no master-key location at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import dramatiq
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from infra.db.engine import make_engine, make_session_factory
+from infra.db.unit_of_work import UnitOfWork
+from infra.messaging.broker import build_broker
+from infra.settings import Role, Settings
+
+
+@dataclass
+class Services:
+    """What one process runs with.
+
+    Attributes:
+        settings: The settings as this role sees them.
+        role: ``ingress``, ``worker``, ``embedded`` or ``cli``.
+        engine / session_factory: Database access.
+        broker: The dramatiq broker.
+        keyring: Master-key access for workers (``None`` in the ingress).
+        extras: Per-concept services other modules attach (e.g. webhook signer keys).
+    """
+
+    settings: Settings
+    role: Role
+    engine: Engine
+    session_factory: sessionmaker[Session]
+    broker: dramatiq.Broker
+    keyring: Any = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def uow(self) -> UnitOfWork:
+        """A new unit of work."""
+        return UnitOfWork(self.session_factory)
+
+
+#: Hooks that finish building services for worker-type roles (e.g. loading the key ring).
+#: Each is called as ``hook(services)``; registered by the modules that own the concept.
+WORKER_HOOKS: list[Callable[[Services], None]] = []
+
+
+def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None) -> Services:
+    """Build the services of a ``role`` process from ``settings``."""
+    settings = settings.for_role(role)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    pool = max(5, settings.http_threads + 2) if role == "ingress" else max(5, settings.worker_threads + 2)
+    engine = make_engine(settings.effective_database_url, pool_size=pool)
+    services = Services(
+        settings=settings,
+        role=role,
+        engine=engine,
+        session_factory=make_session_factory(engine),
+        broker=broker or build_broker(settings.broker_url),
+    )
+    if role in ("worker", "embedded", "cli"):
+        for hook in WORKER_HOOKS:
+            hook(services)
+    return services

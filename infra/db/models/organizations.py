@@ -1,0 +1,71 @@
+"""Organizations, users, API keys and organization features."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from infra.clock import new_id
+from infra.db.base import Base, Timestamped
+
+
+class Organization(Timestamped, Base):
+    """An organization; sub-organizations have a ``parent_id``."""
+
+    __tablename__ = "organizations"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(256))
+    parent_id: Mapped[str | None] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True, nullable=True
+    )
+    root_quorum_threshold: Mapped[int] = mapped_column(Integer, default=1)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class User(Timestamped, Base):
+    """A user of one organization. Root users form the root quorum."""
+
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(256))
+    email: Mapped[str | None] = mapped_column(String(320), nullable=True, index=True)
+    phone_number: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    is_root: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ApiKey(Timestamped, Base):
+    """An API-key credential (P-256, secp256k1 or Ed25519 public key, hex)."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (Index("ix_api_keys_public_key_org", "public_key", "organization_id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(256))
+    public_key: Mapped[str] = mapped_column(String(160))
+    curve: Mapped[str] = mapped_column(String(64))
+    credential_type: Mapped[str] = mapped_column(String(64))
+    expiration_seconds: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class OrganizationFeature(Timestamped, Base):
+    """A ``FEATURE_NAME_*`` set on an organization, with its value."""
+
+    __tablename__ = "organization_features"
+
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, default="")

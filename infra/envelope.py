@@ -1,0 +1,105 @@
+"""The request envelope ``{type, timestampMs, organizationId, parameters}``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from infra.errors import InvalidRequest
+from infra.wiremodel import WireModel
+
+M = TypeVar("M", bound=WireModel)
+
+MAX_AGE = timedelta(hours=1)
+MAX_SKEW = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """A parsed submit body."""
+
+    type: str
+    timestamp_ms: str
+    organization_id: str
+    parameters: dict[str, Any]
+
+
+def fingerprint(body: bytes) -> str:
+    """``sha256:`` + hex SHA-256 of the raw body (PROTOCOL.md §3.3)."""
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """Parse a request body that must be a JSON object."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as ex:
+        raise InvalidRequest(f"request body is not valid JSON: {ex}") from ex
+    if not isinstance(data, dict):
+        raise InvalidRequest("request body must be a JSON object")
+    return data
+
+
+def organization_id_of(data: dict[str, Any]) -> str:
+    """The ``organizationId`` of a body, required and a string."""
+    org = data.get("organizationId")
+    if not isinstance(org, str) or not org:
+        raise InvalidRequest("organizationId is required", field="organizationId")
+    return org
+
+
+def parse_envelope(data: dict[str, Any]) -> Envelope:
+    """Validate the envelope fields of a submit body."""
+    type_ = data.get("type")
+    if not isinstance(type_, str) or not type_:
+        raise InvalidRequest("type is required", field="type")
+    ts = data.get("timestampMs")
+    if isinstance(ts, int) and not isinstance(ts, bool):
+        ts = str(ts)
+    if not isinstance(ts, str) or not ts.isdigit():
+        raise InvalidRequest("timestampMs must be a string of milliseconds since the epoch",
+                             field="timestampMs")
+    params = data.get("parameters")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidRequest("parameters must be an object", field="parameters")
+    return Envelope(type=type_, timestamp_ms=ts, organization_id=organization_id_of(data),
+                    parameters=params)
+
+
+def check_fresh(timestamp_ms: str, now: datetime) -> None:
+    """Refuse timestamps over an hour old or more than five minutes ahead."""
+    try:
+        ts = datetime.fromtimestamp(int(timestamp_ms) / 1000, tz=now.tzinfo)
+    except (OverflowError, ValueError, OSError) as ex:
+        raise InvalidRequest("timestampMs is out of range", field="timestampMs") from ex
+    if ts < now - MAX_AGE:
+        raise InvalidRequest("request timestamp is too old: timestampMs must be less than an hour "
+                             "old", field="timestampMs")
+    if ts > now + MAX_SKEW:
+        raise InvalidRequest("request timestamp is in the future: timestampMs may be at most 5 "
+                             "minutes ahead", field="timestampMs")
+
+
+def validate_model(model: type[M], data: dict[str, Any], where: str) -> M:
+    """Convert ``data`` into ``model`` or raise a 400 naming every bad field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as ex:
+        violations = []
+        for err in ex.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            field = f"{where}.{loc}" if loc else where
+            violations.append({"field": field, "description": err["msg"]})
+        first = violations[0]
+        raise InvalidRequest(
+            f"invalid {first['field']}: {first['description']}",
+            details=[{"@type": "type.googleapis.com/google.rpc.BadRequest",
+                      "fieldViolations": violations}],
+        ) from ex

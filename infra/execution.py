@@ -1,0 +1,64 @@
+"""Executing an activity exactly once: the only place that catches around handlers.
+
+A worker claims the activity (status guard + row lock), runs its handler and records the
+result and COMPLETED in the same transaction as the handler's effects. A redelivered
+message finds the activity no longer PENDING and does nothing. Domain errors
+(``WalletError``) end the activity FAILED with a ``failure`` body and are never retried;
+database connectivity errors propagate so the broker retries the message; anything else is
+a bug, logged and recorded as an INTERNAL failure without details.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from infra.activities import lifecycle, registry
+from infra.activities.spec import ActivityContext
+from infra.bootstrap import Services
+from infra.clock import now
+from infra.errors import Internal, WalletError
+
+log = logging.getLogger(__name__)
+
+TRANSIENT = (OperationalError, DBAPIError)
+
+
+def run_activity(services: Services, activity_id: str) -> str | None:
+    """Execute ``activity_id`` if it is PENDING; return the status it ended in."""
+    with services.uow() as uow:
+        activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
+        if activity is None:
+            return None
+        spec, version = registry().by_type[activity.type]
+        params = version.params.model_validate(activity.intent[version.intent_key])
+        ctx = ActivityContext(session=uow.session, activity=activity,
+                              organization_id=activity.organization_id, user_id=activity.user_id,
+                              version=version, now=now(), services=services)
+        try:
+            body = spec.execute(params, ctx)
+            lifecycle.transition(uow.session, activity, lifecycle.COMPLETED,
+                                 result={version.result_key: body})
+            uow.commit()
+            return lifecycle.COMPLETED
+        except WalletError as err:
+            failure = err.to_wire()
+        except TRANSIENT:
+            raise
+        except Exception:
+            log.exception("activity %s (%s) crashed", activity_id, activity.type)
+            failure = Internal("internal error while executing the activity").to_wire()
+    return fail_activity(services, activity_id, failure)
+
+
+def fail_activity(services: Services, activity_id: str, failure: dict[str, object],
+                  expected: str = lifecycle.PENDING) -> str | None:
+    """Record ``failure`` on a PENDING activity in a fresh transaction (effects discarded)."""
+    with services.uow() as uow:
+        activity = lifecycle.claim(uow.session, activity_id, expected)
+        if activity is None:
+            return None
+        lifecycle.transition(uow.session, activity, lifecycle.FAILED, failure=dict(failure))
+        uow.commit()
+    return lifecycle.FAILED

@@ -1,0 +1,42 @@
+"""What a query handler is and receives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.orm import Session
+
+from infra.auth.principal import Principal
+from infra.wiremodel import WireModel
+
+if TYPE_CHECKING:
+    from infra.bootstrap import Services
+
+
+@dataclass
+class QueryContext:
+    """A read-only view for one query: the session, who asks, and about which org."""
+
+    session: Session
+    principal: Principal
+    organization_id: str
+    now: datetime
+    services: Services
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """One ``/public/v1/query/<path>``.
+
+    Attributes:
+        path: The query name.
+        params: The typed request body model (includes ``organizationId``).
+        run: ``run(params, ctx) -> response body``.
+    """
+
+    path: str
+    params: type[WireModel]
+    run: Callable[[Any, QueryContext], dict[str, Any]]

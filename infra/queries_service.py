@@ -1,0 +1,29 @@
+"""Answering ``POST /public/v1/query/<path>``: authenticate, validate, run read-only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from infra.auth.principal import authenticate
+from infra.bootstrap import Services
+from infra.clock import now
+from infra.envelope import organization_id_of, parse_json_object, validate_model
+from infra.errors import NotFound
+from infra.queries import registry
+from infra.queries.spec import QueryContext
+
+
+def query(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    """Run one query. A credential of the organization or of an ancestor may read."""
+    spec = registry().get(path)
+    if spec is None:
+        raise NotFound(f"unknown query endpoint /public/v1/query/{path}")
+    data = parse_json_object(body)
+    organization_id = organization_id_of(data)
+    moment = now()
+    with services.uow() as uow:
+        principal = authenticate(uow.session, headers, body, organization_id, moment)
+        params = validate_model(spec.params, data, "body")
+        ctx = QueryContext(uow.session, principal, organization_id, moment, services)
+        return spec.run(params, ctx)

@@ -1,0 +1,113 @@
+"""Typed settings, read once from the environment.
+
+``Settings.from_env()`` is the only reader of ``WALLETD_*`` variables; every other module
+receives the settings object. The ingress role gets settings *without* the master-key
+location (see :meth:`Settings.for_role`), so that process cannot load key material.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+Role = Literal["ingress", "worker", "embedded", "cli"]
+
+
+def _int(env: dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as ex:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from ex
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable about a walletd process.
+
+    Attributes:
+        data_dir: Where the embedded database, master keys and root API key file live.
+        database_url: SQLAlchemy URL; empty means SQLite under ``data_dir``.
+        broker_url: ``amqp://…`` (RabbitMQ), ``redis://…`` or ``memory://`` (in-process).
+        host: Address the HTTP server binds to.
+        port: Port the public API listens on.
+        sync_wait_ms: How long a submit waits for its activity to finish before answering
+            PENDING (the "optimistically synchronous" window).
+        http_workers: gunicorn worker processes for ``walletd ingress``.
+        http_threads: threads per gunicorn worker.
+        worker_processes / worker_threads: dramatiq pool sizes for ``walletd worker``.
+        master_key_file: Path of the versioned master keys. Empty for the ingress role.
+        webhook_allow: Hosts/CIDRs that webhooks may reach over plain http or private IPs.
+        base_url: The public URL clients use (written into root-api-key.json).
+        sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
+    """
+
+    data_dir: Path = Path("./data")
+    database_url: str = ""
+    broker_url: str = "memory://"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    sync_wait_ms: int = 5000
+    http_workers: int = 2
+    http_threads: int = 8
+    worker_processes: int = 1
+    worker_threads: int = 8
+    master_key_file: str = ""
+    webhook_allow: tuple[str, ...] = field(default_factory=tuple)
+    base_url: str = ""
+    sweep_interval_s: int = 10
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        """Build settings from ``WALLETD_*`` environment variables."""
+        e = dict(os.environ if env is None else env)
+        data_dir = Path(e.get("WALLETD_DATA_DIR", "./data"))
+        allow = tuple(h.strip() for h in e.get("WALLETD_WEBHOOK_ALLOW", "").split(",") if h.strip())
+        port = _int(e, "WALLETD_PORT", 8080)
+        host = e.get("WALLETD_HOST", "127.0.0.1")
+        return cls(
+            data_dir=data_dir,
+            database_url=e.get("WALLETD_DATABASE_URL", ""),
+            broker_url=e.get("WALLETD_BROKER_URL", "memory://"),
+            host=host,
+            port=port,
+            sync_wait_ms=_int(e, "WALLETD_SYNC_WAIT_MS", 5000),
+            http_workers=_int(e, "WALLETD_HTTP_WORKERS", 2),
+            http_threads=_int(e, "WALLETD_HTTP_THREADS", 8),
+            worker_processes=_int(e, "WALLETD_WORKER_PROCESSES", 1),
+            worker_threads=_int(e, "WALLETD_WORKER_THREADS", 8),
+            master_key_file=e.get("WALLETD_MASTER_KEY_FILE", str(data_dir / "master-keys.json")),
+            webhook_allow=allow,
+            base_url=e.get("WALLETD_BASE_URL", ""),
+            sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
+            log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+        )
+
+    def for_role(self, role: Role) -> Settings:
+        """Settings as a process of ``role`` sees them.
+
+        The ingress never holds the master key: its settings carry no key location.
+        """
+        if role == "ingress":
+            return replace(self, master_key_file="")
+        return self
+
+    @property
+    def effective_database_url(self) -> str:
+        """The database URL, defaulting to SQLite under the data dir."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'walletd.sqlite3').resolve()}"
+
+    @property
+    def effective_base_url(self) -> str:
+        """The base URL clients should use."""
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}"

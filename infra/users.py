@@ -1,0 +1,54 @@
+"""Creating users with their credentials (create_users, sub-organization root users, …).
+
+Credential kinds other than API keys (authenticators, OAuth providers) and user tags are
+attached by the modules that own them through ``USER_EXTRAS``: each is
+``extra(session, organization_id, user, params, now, field_prefix)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+from sqlalchemy.orm import Session
+
+from infra.credentials import ApiKeyParams, add_api_key
+from infra.db.models.organizations import User
+from infra.errors import InvalidRequest
+from infra.wiremodel import WireModel
+
+
+class UserParams(WireModel):
+    """``v1UserParamsV4`` (also accepts the V3/V2 shapes, which are subsets)."""
+
+    user_name: str = Field(min_length=1, max_length=256)
+    user_email: str | None = None
+    user_phone_number: str | None = None
+    api_keys: list[ApiKeyParams] = Field(default_factory=list)
+    authenticators: list[dict[str, Any]] = Field(default_factory=list)
+    oauth_providers: list[dict[str, Any]] = Field(default_factory=list)
+    user_tags: list[str] = Field(default_factory=list)
+
+
+UserExtra = Callable[[Session, str, User, UserParams, datetime, str], None]
+USER_EXTRAS: list[UserExtra] = []
+
+
+def create_user(session: Session, organization_id: str, params: UserParams, now: datetime,
+                *, is_root: bool = False, field: str = "users[0]") -> User:
+    """Insert a user with its API keys (and whatever ``USER_EXTRAS`` attach)."""
+    user = User(organization_id=organization_id, name=params.user_name,
+                email=(params.user_email or None), phone_number=(params.user_phone_number or None),
+                is_root=is_root)
+    session.add(user)
+    session.flush()
+    for i, key in enumerate(params.api_keys):
+        add_api_key(session, organization_id, user.id, key, now, f"{field}.apiKeys[{i}]")
+    if not USER_EXTRAS and (params.authenticators or params.oauth_providers or params.user_tags):
+        raise InvalidRequest("authenticators, oauthProviders and userTags are not supported by "
+                             "this server build; send API keys only", field=field)
+    for extra in USER_EXTRAS:
+        extra(session, organization_id, user, params, now, field)
+    return user

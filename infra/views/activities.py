@@ -1,0 +1,97 @@
+"""Wire view of an activity (``v1Activity``) with its votes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from infra.activities import lifecycle
+from infra.clock import wire_timestamp
+from infra.db.models.activities import Activity, Vote
+from infra.db.models.organizations import User
+from infra.views.users import render_users
+
+#: ``can_vote(session, activity, viewer_user_id) -> (canApprove, canReject)``; the consensus
+#: concept may replace the default.
+VoteRights = Callable[[Session, Activity, str | None, Sequence[Vote]], tuple[bool, bool]]
+
+
+def default_vote_rights(
+    session: Session, activity: Activity, viewer: str | None, votes: Sequence[Vote]
+) -> tuple[bool, bool]:
+    """A viewer may vote on an activity awaiting consensus if they have not voted yet."""
+    if activity.status != lifecycle.CONSENSUS_NEEDED or viewer is None:
+        return False, False
+    if any(v.user_id == viewer for v in votes):
+        return False, False
+    user = session.get(User, viewer)
+    allowed = user is not None and user.organization_id == activity.organization_id
+    return allowed, allowed
+
+
+VOTE_RIGHTS: list[VoteRights] = [default_vote_rights]
+
+
+def render_activities(
+    session: Session, activities: Sequence[Activity], viewer: str | None
+) -> list[dict[str, Any]]:
+    """``v1Activity`` for each activity, as ``viewer`` sees it."""
+    ids = [a.id for a in activities]
+    votes: dict[str, list[Vote]] = {i: [] for i in ids}
+    if ids:
+        for vote in session.scalars(
+            select(Vote).where(Vote.activity_id.in_(ids)).order_by(Vote.created_at)
+        ):
+            votes[vote.activity_id].append(vote)
+    voter_ids = sorted({v.user_id for vs in votes.values() for v in vs})
+    voters = session.scalars(select(User).where(User.id.in_(voter_ids))).all() if voter_ids else []
+    user_views = {u["userId"]: u for u in render_users(session, voters)}
+    out = []
+    for activity in activities:
+        can_approve, can_reject = VOTE_RIGHTS[-1](session, activity, viewer, votes[activity.id])
+        view: dict[str, Any] = {
+            "id": activity.id,
+            "organizationId": activity.organization_id,
+            "status": activity.status,
+            "type": activity.type,
+            "intent": activity.intent,
+            "result": activity.result or {},
+            "votes": [_render_vote(v, user_views) for v in votes[activity.id]],
+            "fingerprint": activity.fingerprint,
+            "canApprove": can_approve,
+            "canReject": can_reject,
+            "createdAt": wire_timestamp(activity.created_at),
+            "updatedAt": wire_timestamp(activity.updated_at),
+        }
+        if activity.failure:
+            view["failure"] = activity.failure
+        out.append(view)
+    return out
+
+
+def render_activity(session: Session, activity: Activity, viewer: str | None) -> dict[str, Any]:
+    """``v1Activity`` for one activity."""
+    return render_activities(session, [activity], viewer)[0]
+
+
+def _render_vote(vote: Vote, users: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    user = users.get(vote.user_id) or {
+        "userId": vote.user_id, "userName": "", "authenticators": [], "apiKeys": [],
+        "userTags": [], "oauthProviders": [], "createdAt": wire_timestamp(vote.created_at),
+        "updatedAt": wire_timestamp(vote.created_at), "mfaPolicies": [],
+    }
+    return {
+        "id": vote.id,
+        "userId": vote.user_id,
+        "user": user,
+        "activityId": vote.activity_id,
+        "selection": vote.selection,
+        "message": vote.message,
+        "publicKey": vote.public_key,
+        "signature": vote.signature,
+        "scheme": vote.scheme,
+        "createdAt": wire_timestamp(vote.created_at),
+    }

@@ -1,0 +1,32 @@
+"""``create_app(services)``: routes, middleware and error handlers in one place.
+
+Other HTTP concerns add routes through ``ROUTES``: each is ``add(app, services)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import falcon
+
+from infra.bootstrap import Services
+from ingress import errors
+from ingress.middleware import Cors
+from ingress.resources.api import QueryResource, SubmitResource
+from ingress.resources.health import HealthResource, ReadyResource
+
+ROUTES: list[Callable[[falcon.App, Services], None]] = []
+
+
+def create_app(services: Services) -> falcon.App:
+    """The public API as a WSGI app."""
+    app = falcon.App(middleware=[Cors()], cors_enable=False)
+    app.req_options.strip_url_path_trailing_slash = True
+    app.add_route("/public/v1/submit/{path}", SubmitResource(services))
+    app.add_route("/public/v1/query/{path}", QueryResource(services))
+    app.add_route("/health", HealthResource())
+    app.add_route("/ready", ReadyResource(services))
+    for add in ROUTES:
+        add(app, services)
+    errors.register(app)
+    return app

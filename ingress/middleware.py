@@ -1,0 +1,29 @@
+"""Cross-cutting HTTP concerns: CORS and the request-body limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+ALLOWED_HEADERS = ("Content-Type, X-Stamp, X-Stamp-Webauthn, X-Stamp-Attested, "
+                   "X-Client-Version, X-Session")
+
+
+class Cors:
+    """Answer preflights and add CORS headers (browser SDKs send custom headers)."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if req.method == "OPTIONS":
+            resp.status = falcon.HTTP_204
+            resp.complete = True
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        resp.set_header("Access-Control-Allow-Origin", req.get_header("Origin") or "*")
+        resp.set_header("Vary", "Origin")
+        if req.method == "OPTIONS":
+            resp.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            resp.set_header("Access-Control-Allow-Headers",
+                            req.get_header("Access-Control-Request-Headers") or ALLOWED_HEADERS)
+            resp.set_header("Access-Control-Max-Age", "600")

@@ -1,0 +1,53 @@
+"""``POST /public/v1/submit/<path>`` and ``POST /public/v1/query/<path>``."""
+
+from __future__ import annotations
+
+import json
+
+import falcon
+
+from infra.bootstrap import Services
+from infra.errors import InvalidRequest
+from infra.queries_service import query
+from infra.submissions import submit
+
+MAX_BODY = 4 * 1024 * 1024
+
+
+def read_body(req: falcon.Request) -> bytes:
+    """The raw body bytes exactly as sent (stamps are verified over them)."""
+    length = req.content_length
+    if length is not None and length > MAX_BODY:
+        raise InvalidRequest(f"request body exceeds {MAX_BODY} bytes")
+    body: bytes = req.bounded_stream.read(MAX_BODY + 1)
+    if len(body) > MAX_BODY:
+        raise InvalidRequest(f"request body exceeds {MAX_BODY} bytes")
+    return body
+
+
+def _headers(req: falcon.Request) -> dict[str, str]:
+    return {k.lower(): v for k, v in req.headers.items()}
+
+
+class SubmitResource:
+    """Activities: authenticate, store, wait briefly, answer ``{"activity": …}``."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
+        activity = submit(self.services, path, _headers(req), read_body(req))
+        resp.content_type = falcon.MEDIA_JSON
+        resp.text = json.dumps({"activity": activity})
+
+
+class QueryResource:
+    """Reads."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
+        result = query(self.services, path, _headers(req), read_body(req))
+        resp.content_type = falcon.MEDIA_JSON
+        resp.text = json.dumps(result)

@@ -1,0 +1,5 @@
+import sys
+
+from walletd.cli import main
+
+sys.exit(main())

@@ -1,0 +1,232 @@
+"""``walletd``: run the service.
+
+Commands:
+    up          embedded default: SQLite under the data dir, in-process broker and worker
+                threads, the API on one port (creates the root organization on first start)
+    ingress     the public API under gunicorn (production)
+    worker      dramatiq worker processes for the given queues (production)
+    migrate     bring the database schema up to date
+    bootstrap   create the root organization and API key if the database is empty
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from infra.bootstrap import bootstrap
+from infra.db.migrate import upgrade
+from infra.messaging import queues
+from infra.root import KEY_FILE, ensure_root
+from infra.settings import Settings
+
+log = logging.getLogger("walletd")
+
+#: Extra subcommands: ``name -> (configure(subparser), run(args, settings) -> int)``.
+EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
+                                Callable[[argparse.Namespace, Settings], int]]] = {}
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    changes: dict[str, Any] = {}
+    if getattr(args, "data_dir", None):
+        changes["data_dir"] = args.data_dir
+        if "WALLETD_MASTER_KEY_FILE" not in os.environ:
+            changes["master_key_file"] = str(os.path.join(args.data_dir, "master-keys.json"))
+    if getattr(args, "port", None):
+        changes["port"] = args.port
+    if getattr(args, "host", None):
+        changes["host"] = args.host
+    from pathlib import Path
+
+    if "data_dir" in changes:
+        changes["data_dir"] = Path(changes["data_dir"])
+    return replace(settings, **changes)
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+
+
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.effective_database_url)
+    print("database is up to date")
+    return 0
+
+
+def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
+    services = bootstrap(settings, "cli")
+    path = ensure_root(services)
+    print(f"root API key written to {path}" if path else "an organization exists already")
+    return 0
+
+
+def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+    from socketserver import ThreadingMixIn
+
+    from ingress.app import create_app
+    from walletd.processes import declare_all, start_workers
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.effective_database_url)
+    services = bootstrap(settings, "embedded")
+    created = ensure_root(services)
+    key_file = settings.data_dir / KEY_FILE
+    print(("created root organization; " if created else "") + f"root API key: {key_file}",
+          flush=True)
+    declare_all(services)
+    stop = threading.Event()
+    worker = start_workers(services, set(queues.ALL), settings.worker_threads, stop)
+    app = create_app(bootstrap(settings, "ingress", broker=services.broker))
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    class QuietHandler(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug(format, *args)
+
+    httpd = make_server(settings.host, settings.port, app, server_class=Server,
+                        handler_class=QuietHandler)
+    print(f"walletd listening on {settings.effective_base_url}", flush=True)
+    serving = threading.Thread(target=httpd.serve_forever, daemon=True)
+    serving.start()
+    try:
+        _wait_for_signal()
+    finally:
+        httpd.shutdown()
+        stop.set()
+        worker.stop()
+    return 0
+
+
+def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
+    from gunicorn.app.base import BaseApplication
+
+    from ingress.app import create_app
+
+    class Ingress(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{settings.host}:{settings.port}")
+            self.cfg.set("workers", args.workers or settings.http_workers)
+            self.cfg.set("threads", args.threads or settings.http_threads)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("accesslog", None)
+            self.cfg.set("graceful_timeout", 10)
+            self.cfg.set("keepalive", 5)
+
+        def load(self) -> Any:
+            # Runs in each worker after fork: the ingress role never gets the master key.
+            return create_app(bootstrap(settings, "ingress"))
+
+    Ingress().run()
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    import multiprocessing
+
+    names = {q.strip() for q in args.queues.split(",") if q.strip()} if args.queues else set(queues.ALL)
+    unknown = names - set(queues.ALL)
+    if unknown:
+        print(f"unknown queues: {', '.join(sorted(unknown))}; known: {', '.join(queues.ALL)}",
+              file=sys.stderr)
+        return 2
+    count = args.processes or settings.worker_processes
+    threads = args.threads or settings.worker_threads
+    if count == 1:
+        _worker_process(settings, names, threads, sweep=True)
+        return 0
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_worker_process, args=(settings, names, threads, i == 0))
+             for i in range(count)]
+    for p in procs:
+        p.start()
+    try:
+        _wait_for_signal()
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(15)
+    return 0
+
+
+def _worker_process(settings: Settings, names: set[str], threads: int, sweep: bool) -> None:
+    from walletd.processes import declare_all, start_workers
+
+    _configure_logging(settings)
+    services = bootstrap(settings, "worker")
+    declare_all(services)
+    stop = threading.Event()
+    worker = start_workers(services, names, threads, stop, sweep=sweep)
+    log.info("worker consuming %s with %d threads", ",".join(sorted(names)), threads)
+    try:
+        _wait_for_signal()
+    finally:
+        stop.set()
+        worker.stop()
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(level=settings.log_level,
+                        format="%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
+    logging.getLogger("pika").setLevel(logging.WARNING)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="walletd", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="run everything in one process (SQLite, in-process broker)")
+    up.add_argument("--data-dir")
+    up.add_argument("--port", type=int)
+    up.add_argument("--host")
+    up.set_defaults(run=cmd_up)
+    ing = sub.add_parser("ingress", help="the public API under gunicorn")
+    ing.add_argument("--port", type=int)
+    ing.add_argument("--host")
+    ing.add_argument("--workers", type=int)
+    ing.add_argument("--threads", type=int)
+    ing.set_defaults(run=cmd_ingress)
+    wrk = sub.add_parser("worker", help="dramatiq worker processes")
+    wrk.add_argument("--queues", help=f"comma-separated, default all: {','.join(queues.ALL)}")
+    wrk.add_argument("--processes", type=int)
+    wrk.add_argument("--threads", type=int)
+    wrk.set_defaults(run=cmd_worker)
+    mig = sub.add_parser("migrate", help="bring the database schema up to date")
+    mig.add_argument("--data-dir")
+    mig.set_defaults(run=cmd_migrate)
+    boot = sub.add_parser("bootstrap", help="create the root organization if none exists")
+    boot.add_argument("--data-dir")
+    boot.set_defaults(run=cmd_bootstrap)
+    for name, (configure, run) in EXTRA_COMMANDS.items():
+        extra = sub.add_parser(name)
+        configure(extra)
+        extra.set_defaults(run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = _settings(args)
+    _configure_logging(settings)
+    return int(args.run(args, settings))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

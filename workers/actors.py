@@ -1,0 +1,32 @@
+"""Executor actors, one per pool: ids in, ``infra.execution.run_activity`` does the work."""
+
+from __future__ import annotations
+
+import dramatiq
+
+from infra.bootstrap import Services
+from infra.execution import TRANSIENT, run_activity
+from infra.messaging import contracts
+
+
+def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
+    """Declare the signing and accounts executors on ``services.broker``."""
+    actors = []
+    for name in (contracts.EXECUTE_SIGNING_ACTIVITY, contracts.EXECUTE_ACCOUNT_ACTIVITY):
+
+        def _execute(activity_id: str) -> None:
+            run_activity(services, activity_id)
+
+        _execute.__name__ = name
+        actors.append(dramatiq.actor(
+            _execute,
+            broker=services.broker,
+            actor_name=name,
+            queue_name=contracts.ACTORS[name],
+            # Business errors never reach the broker (recorded as FAILED); only database
+            # connectivity errors are retried. Signing is never re-run after completion
+            # because run_activity is status-guarded.
+            max_retries=10, min_backoff=100, max_backoff=30_000, time_limit=120_000,
+            retry_when=lambda retries, ex: isinstance(ex, TRANSIENT) and retries < 10,
+        ))
+    return actors
