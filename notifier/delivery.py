@@ -1,0 +1,246 @@
+"""One webhook delivery attempt: a single HTTP POST, pinned to a checked address.
+
+``attempt_delivery`` checks the URL (``infra.webhooks.destinations``), resolves the host once,
+refuses non-public addresses, and connects to exactly the address it checked: the request goes
+to ``https://<address>:<port>/path`` while the ``Host`` header, TLS SNI and certificate
+hostname check all use the original host name. A second resolution (DNS rebinding) therefore
+cannot redirect the connection.
+
+Connect and read timeouts are always set; redirects are never followed (a 3xx is the answer);
+proxies from the environment are ignored. tenacity retries only failures to *connect*, a few
+times within about a second, because nothing was sent then; everything longer is the retry
+schedule's job. The result is an :class:`AttemptRecord`, never an exception, except for
+programming errors.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+from urllib3.exceptions import ConnectTimeoutError
+
+from infra.webhooks.destinations import (
+    AllowList,
+    DestinationUnresolved,
+    ResolvedDestination,
+    Resolver,
+    UnsafeDestination,
+    parse_destination,
+    resolve_destination,
+    system_resolver,
+)
+
+USER_AGENT = "walletd-webhooks/1"
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    """Knobs of one attempt.
+
+    Attributes:
+        connect_timeout_s: Limit on establishing the TCP (and TLS) connection.
+        read_timeout_s: Limit on each wait for response bytes.
+        transport_attempts: Tries when the connection itself fails (tenacity).
+        transport_wait_max_s: Longest pause between those tries.
+        excerpt_bytes: How much of the response body is kept.
+        verify: TLS verification: ``True`` (system CAs) or a CA bundle path.
+    """
+
+    connect_timeout_s: float = 3.0
+    read_timeout_s: float = 10.0
+    transport_attempts: int = 3
+    transport_wait_max_s: float = 0.5
+    excerpt_bytes: int = 1024
+    verify: bool | str = True
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """What happened on one attempt, as stored on the delivery's attempt log.
+
+    Attributes:
+        started_at_ms: Wall-clock start (Unix ms).
+        latency_ms: Time from start to the response (or the failure).
+        status_code: HTTP status, ``None`` without a response.
+        response_excerpt: The first bytes of the response body, decoded leniently.
+        error: Why there is no usable response (``None`` when there is one).
+        address: The address connected to (``None`` if refused or unresolved).
+        retry_after_s: The response's ``Retry-After``, in seconds, when present.
+        refused: The destination was refused by the SSRF rules; nothing was sent.
+        transport_tries: Connection tries made (1 unless connecting failed).
+    """
+
+    started_at_ms: int
+    latency_ms: float
+    status_code: int | None
+    response_excerpt: str = ""
+    error: str | None = None
+    address: str | None = None
+    retry_after_s: float | None = None
+    refused: bool = False
+    transport_tries: int = 1
+
+
+class PinnedAdapter(HTTPAdapter):
+    """A transport adapter whose TLS checks use ``hostname`` while connecting to an address."""
+
+    def __init__(self, hostname: str, **kwargs: Any) -> None:
+        self._hostname = hostname
+        super().__init__(max_retries=0, **kwargs)
+
+    def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
+        """Make SNI and certificate matching use the original host name."""
+        pool_kwargs["server_hostname"] = self._hostname
+        pool_kwargs["assert_hostname"] = self._hostname
+        super().init_poolmanager(*args, **pool_kwargs)
+
+
+def pinned_url(resolved: ResolvedDestination) -> tuple[str, str]:
+    """The URL with the checked address in place of the host, and the ``Host`` header."""
+    dest = resolved.destination
+    address = f"[{resolved.address}]" if ":" in resolved.address else resolved.address
+    default_port = 443 if dest.scheme == "https" else 80
+    name = f"[{dest.host}]" if ":" in dest.host else dest.host
+    host_header = name if dest.port == default_port else f"{name}:{dest.port}"
+    prefix_len = dest.url.index("/", len(dest.scheme) + 3)
+    return f"{dest.scheme}://{address}:{dest.port}{dest.url[prefix_len:]}", host_header
+
+
+def _connect_failed(exc: BaseException) -> bool:
+    """True only when the connection was never established, so nothing was sent."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    if not isinstance(exc, requests.exceptions.ConnectionError):
+        return False
+    reason = exc.args[0] if exc.args else None
+    return isinstance(getattr(reason, "reason", reason), ConnectTimeoutError)
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or HTTP-date); ``None`` if absent
+    or unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _post(
+    session: requests.Session,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    config: DeliveryConfig,
+) -> tuple[int, str, str | None]:
+    response = session.post(
+        url,
+        data=body,
+        headers=dict(headers),
+        timeout=(config.connect_timeout_s, config.read_timeout_s),
+        allow_redirects=False,
+        stream=True,
+        verify=config.verify,
+    )
+    try:
+        raw = response.raw.read(config.excerpt_bytes, decode_content=True) or b""
+    except (requests.exceptions.RequestException, OSError, ValueError):
+        raw = b""
+    finally:
+        response.close()
+    return response.status_code, raw.decode("utf-8", "replace"), response.headers.get("Retry-After")
+
+
+def attempt_delivery(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    allow: AllowList,
+    config: DeliveryConfig | None = None,
+    resolver: Resolver = system_resolver,
+) -> AttemptRecord:
+    """POST ``body`` with ``headers`` to ``url`` once (plus short connect retries).
+
+    Args:
+        url: The endpoint URL.
+        body: Exact body bytes (already signed by the caller).
+        headers: The signature headers; ``Content-Type`` and ``User-Agent`` are added.
+        allow: Destinations that may be private or plain http.
+        config: Timeouts and limits.
+        resolver: Name resolution (tests pass a fixed map).
+    """
+    cfg = config or DeliveryConfig()
+    started_ms = time.time_ns() // 1_000_000
+    clock = time.perf_counter()
+
+    def elapsed() -> float:
+        return (time.perf_counter() - clock) * 1000.0
+
+    try:
+        resolved = resolve_destination(parse_destination(url, allow), allow, resolver)
+    except UnsafeDestination as exc:
+        return AttemptRecord(started_ms, elapsed(), None, error=exc.message, refused=True)
+    except DestinationUnresolved as exc:
+        return AttemptRecord(started_ms, elapsed(), None, error=exc.message)
+
+    target, host_header = pinned_url(resolved)
+    all_headers = {
+        **headers,
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "Host": host_header,
+    }
+    tries = 0
+    with requests.Session() as session:
+        session.trust_env = False
+        session.mount(f"{resolved.destination.scheme}://", PinnedAdapter(resolved.destination.host))
+        retrying = Retrying(
+            retry=retry_if_exception(_connect_failed),
+            stop=stop_after_attempt(max(1, cfg.transport_attempts)),
+            wait=wait_exponential(multiplier=0.05, max=cfg.transport_wait_max_s),
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    tries += 1
+                    status, excerpt, retry_after = _post(session, target, body, all_headers, cfg)
+        except requests.exceptions.RequestException as exc:
+            return AttemptRecord(
+                started_ms,
+                elapsed(),
+                None,
+                error=f"{type(exc).__name__}: {exc}"[:500],
+                address=resolved.address,
+                transport_tries=tries,
+            )
+    return AttemptRecord(
+        started_ms,
+        elapsed(),
+        status,
+        response_excerpt=excerpt,
+        address=resolved.address,
+        retry_after_s=parse_retry_after(retry_after),
+        transport_tries=tries,
+    )
