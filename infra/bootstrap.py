@@ -14,6 +14,7 @@ import dramatiq
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from infra import extensions
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging.broker import build_broker
@@ -53,6 +54,7 @@ WORKER_HOOKS: list[Callable[[Services], None]] = []
 
 def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None) -> Services:
     """Build the services of a ``role`` process from ``settings``."""
+    extensions.load()
     settings = settings.for_role(role)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     pool = max(5, settings.http_threads + 2) if role == "ingress" else max(5, settings.worker_threads + 2)

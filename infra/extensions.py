@@ -1,0 +1,26 @@
+"""Modules that plug into shared mechanisms when imported.
+
+Each listed module registers itself on import: lifecycle listeners
+(``infra.activities.lifecycle.LISTENERS``), user/organization view sections, stamp
+verifiers, worker hooks. ``load()`` runs in every process from ``bootstrap`` so all
+processes see the same behaviour. Add one line per concept; missing modules are an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES: tuple[str, ...] = (
+)
+
+_loaded = False
+
+
+def load() -> None:
+    """Import every extension module once."""
+    global _loaded
+    if _loaded:
+        return
+    for name in MODULES:
+        importlib.import_module(name)
+    _loaded = True

@@ -1,0 +1,172 @@
+"""Running walletd for real in subprocesses, the way users run it.
+
+``Deployment.embedded(tmp)`` runs ``walletd up``; ``Deployment.production(tmp, db, broker)``
+runs ``walletd migrate``/``bootstrap``, gunicorn (``walletd ingress``) and separate
+``walletd worker`` processes per queue group. Tests talk to it over HTTP with the official
+``turnkey-http`` client (:meth:`Deployment.client`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+WALLETD = [sys.executable, "-m", "walletd"]
+
+#: Worker groups of the production path: one process set per queue group.
+WORKER_GROUPS = {
+    "consensus": "consensus",
+    "executors": "signing,accounts",
+    "notifier": "notifications",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Key:
+    """An API key a test stamps with."""
+
+    organization_id: str
+    user_id: str
+    public_key: str
+    private_key: str
+
+
+@dataclass
+class Deployment:
+    """A running walletd and how to reach it."""
+
+    base_url: str
+    root: Key
+    env: dict[str, str]
+    workdir: Path
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    # -- starting --------------------------------------------------------------
+    @classmethod
+    def embedded(cls, workdir: Path, extra_env: dict[str, str] | None = None) -> Deployment:
+        port = free_port()
+        data = workdir / "data"
+        env = _env({"WALLETD_DATA_DIR": str(data), "WALLETD_PORT": str(port),
+                    "WALLETD_BROKER_URL": "memory://", "WALLETD_SWEEP_INTERVAL_S": "2",
+                    **(extra_env or {})})
+        dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
+        dep._spawn("up", [*WALLETD, "up", "--data-dir", str(data), "--port", str(port)])
+        dep.wait_ready()
+        dep.root = _read_key(data / "root-api-key.json")
+        return dep
+
+    @classmethod
+    def production(cls, workdir: Path, database_url: str, broker_url: str,
+                   extra_env: dict[str, str] | None = None, workers: int = 1) -> Deployment:
+        port = free_port()
+        data = workdir / "data"
+        env = _env({"WALLETD_DATA_DIR": str(data), "WALLETD_PORT": str(port),
+                    "WALLETD_DATABASE_URL": database_url, "WALLETD_BROKER_URL": broker_url,
+                    "WALLETD_SWEEP_INTERVAL_S": "2", "WALLETD_HTTP_WORKERS": "2",
+                    "WALLETD_HTTP_THREADS": "8", "WALLETD_WORKER_THREADS": "4",
+                    **(extra_env or {})})
+        dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
+        for cmd in (["migrate"], ["bootstrap"]):
+            subprocess.run([*WALLETD, *cmd], env=env, cwd=ROOT, check=True, capture_output=True,
+                           timeout=120)
+        dep.root = _read_key(data / "root-api-key.json")
+        dep._spawn("ingress", [*WALLETD, "ingress"])
+        for name in WORKER_GROUPS:
+            dep.start_worker(name, workers)
+        dep.wait_ready()
+        return dep
+
+    def start_worker(self, group: str, processes: int = 1) -> None:
+        """(Re)start the worker processes of one queue group."""
+        self._spawn(group, [*WALLETD, "worker", "--queues", WORKER_GROUPS[group],
+                            "--processes", str(processes)])
+
+    def _spawn(self, name: str, cmd: list[str]) -> None:
+        log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
+        self.processes[name] = subprocess.Popen(cmd, env=self.env, cwd=ROOT, stdout=log,
+                                                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, proc in self.processes.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited early:\n{self.log(name)}")
+            try:
+                if requests.get(self.base_url + "/ready", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("walletd did not become ready:\n" +
+                           "\n".join(self.log(n) for n in self.processes))
+
+    # -- controlling -----------------------------------------------------------
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to a process group (SIGKILL: no cleanup at all)."""
+        proc = self.processes[name]
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        proc.wait(30)
+
+    def stop(self) -> None:
+        for name in list(self.processes):
+            proc = self.processes[name]
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                    proc.wait(15)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(15)
+
+    def log(self, name: str) -> str:
+        path = self.workdir / f"{name}.log"
+        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
+
+    # -- talking ---------------------------------------------------------------
+    def client(self, key: Key | None = None, organization_id: str | None = None, **kw: Any) -> Any:
+        """The official ``turnkey-http`` client stamping with ``key`` (default: root)."""
+        from turnkey_api_key_stamper import ApiKeyStamper, ApiKeyStamperConfig
+        from turnkey_http import TurnkeyClient
+
+        key = key or self.root
+        stamper = ApiKeyStamper(ApiKeyStamperConfig(key.public_key, key.private_key))
+        return TurnkeyClient(base_url=self.base_url, stamper=stamper,
+                             organization_id=organization_id or key.organization_id, **kw)
+
+    def post(self, path: str, body: bytes | str, headers: dict[str, str] | None = None) -> requests.Response:
+        """A raw POST (for malformed-input tests)."""
+        data = body.encode() if isinstance(body, str) else body
+        return requests.post(self.base_url + path, data=data, headers=headers or {}, timeout=30)
+
+
+def _env(overrides: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WALLETD_")}
+    env.update(overrides)
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _read_key(path: Path) -> Key:
+    data = json.loads(path.read_text())
+    return Key(data["organizationId"], data["userId"], data["apiPublicKey"], data["apiPrivateKey"])
