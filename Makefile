@@ -1,0 +1,49 @@
+# walletd: `make run` (embedded service) and `make test` (whole suite) on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.installed
+TESTSTAMP := $(VENV)/.installed-test
+TURNKEY_HTTP := turnkey-http==0.2.2
+
+.PHONY: install install-test run test lint services bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q -e .
+	touch $@
+
+install: $(STAMP)
+
+# turnkey-http 0.2.2 pins a certifi newer than the registry serves: install it without
+# dependencies; its other requirements are in the [test] extra.
+$(TESTSTAMP): pyproject.toml $(STAMP)
+	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q --no-deps $(TURNKEY_HTTP)
+	touch $@
+
+install-test: $(TESTSTAMP)
+
+run: install
+	$(VENV)/bin/walletd up
+
+services:
+	./scripts/services.sh
+
+lint: install-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+test: install-test services lint
+	$(VENV)/bin/pytest -q
+
+bench: install-test services
+	$(PY) bench/pipeline.py
+
+clean:
+	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache
