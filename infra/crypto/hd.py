@@ -128,11 +128,12 @@ def parse_mnemonic_length(value: object) -> int:
     """
     if value is None or value == "":
         return DEFAULT_MNEMONIC_LENGTH
-    try:
-        length = int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        length = -1
-    if length not in MNEMONIC_LENGTHS or isinstance(value, bool):
+    length = -1
+    if isinstance(value, int) and not isinstance(value, bool):
+        length = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        length = int(value)
+    if length not in MNEMONIC_LENGTHS:
         raise InvalidRequest(
             f"mnemonicLength {value!r} is not supported; send one of 12, 15, 18, 21, 24 "
             "(default 12)",
