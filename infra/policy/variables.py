@@ -248,10 +248,31 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
+def _typed_value(value: Any, type_name: str, types: Mapping[str, Any], depth: int = 0) -> Any:
+    """One EIP-712 value as the policy sees it: ints for (u)int types, lower-case hex."""
+    if depth > 32:
+        return value
+    if type_name.endswith("]") and isinstance(value, list):
+        inner = type_name[: type_name.rindex("[")]
+        return [_typed_value(v, inner, types, depth + 1) for v in value]
+    if type_name in types and isinstance(value, Mapping):
+        fields = {f.get("name"): f.get("type", "") for f in types[type_name] if isinstance(f, dict)}
+        return {
+            k: _typed_value(v, str(fields.get(k, "")), types, depth + 1) for k, v in value.items()
+        }
+    if type_name.startswith(("uint", "int")):
+        number = _int_or_none(value)
+        return value if number is None else number
+    return _lower_hex(value)
+
+
 def eip712_variable(typed_data: Mapping[str, Any]) -> dict[str, Any]:
     """``eth.eip_712`` from EIP-712 typed data JSON.
 
     Shape: ``{primary_type, domain{name, version, chain_id, verifying_contract}, message}``.
+    Message values follow their declared types: (u)int fields become ints (so
+    ``p['amount'] < 100000000`` works on amounts sent as decimal strings) and hex strings are
+    lower-cased.
     """
     domain = typed_data.get("domain") or {}
     out_domain: dict[str, Any] = {
@@ -260,10 +281,13 @@ def eip712_variable(typed_data: Mapping[str, Any]) -> dict[str, Any]:
         "chain_id": _int_or_none(domain.get("chainId")),
         "verifying_contract": _lower_hex(domain.get("verifyingContract")),
     }
+    types = typed_data.get("types")
+    primary = str(typed_data.get("primaryType") or "")
+    message = typed_data.get("message") or {}
     return {
-        "primary_type": typed_data.get("primaryType"),
+        "primary_type": primary,
         "domain": {k: v for k, v in out_domain.items() if v is not None},
-        "message": _lower_hex(typed_data.get("message") or {}),
+        "message": _typed_value(message, primary, types if isinstance(types, Mapping) else {}),
     }
 
 

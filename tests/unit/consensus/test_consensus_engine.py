@@ -1,0 +1,373 @@
+"""The engine as a table: policies by activities by approvers → outcome (PROTOCOL.md §8).
+
+Each row names where the example comes from: PROTOCOL.md §8 or the Turnkey policy docs it
+cites (overview, language, examples/access-control, examples/ethereum, examples/signing-control,
+time-based-policies, users/root-quorum, co-signing-transactions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from consensus.engine import (
+    EXPLICIT_DENY_MESSAGE,
+    IMPLICIT_DENY_MESSAGE,
+    Outcome,
+    Policy,
+    Proposal,
+    RootQuorum,
+    evaluate,
+    evaluate_policy,
+    variables_for,
+)
+from consensus.gates import IMPORT_OWN_USER
+from infra.policy.variables import eip712_variable, eth_tx_variable, user_variable
+
+ALICE = user_variable("alice", tags=["ops"])
+BOB = user_variable("bob", tags=["ops"])
+CAROL = user_variable("carol", tags=["fin"])
+ROOT1 = user_variable("root1")
+ROOT2 = user_variable("root2")
+QUORUM_1 = RootQuorum(1, frozenset({"root1"}))
+QUORUM_2 = RootQuorum(2, frozenset({"root1", "root2"}))
+NOON_TUESDAY = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)  # 11:00 in New York
+
+ALLOWED = "0x08d2b0a37f869ff76bacb5bab3278e26ab7067b7"
+SIGN_TX = "ACTIVITY_TYPE_SIGN_TRANSACTION_V2"
+ETH_PARAMS = {"type": "TRANSACTION_TYPE_ETHEREUM", "signWith": ALLOWED, "unsignedTransaction": ""}
+PERMIT2 = {
+    "types": {
+        "EIP712Domain": [{"name": "name", "type": "string"}],
+        "PermitBatchTransferFrom": [
+            {"name": "permitted", "type": "TokenPermissions[]"},
+            {"name": "spender", "type": "address"},
+        ],
+        "TokenPermissions": [
+            {"name": "token", "type": "address"},
+            {"name": "amount", "type": "uint256"},
+        ],
+    },
+    "primaryType": "PermitBatchTransferFrom",
+    "domain": {"name": "Permit2", "chainId": 1,
+               "verifyingContract": "0x000000000022D473030F116dDEE9F6B43aC78BA3"},
+    "message": {
+        "permitted": [{"token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", "amount": "1000000"}],
+        "spender": "0x00000000000000000000000000000000000000AA",
+    },
+}  # fmt: skip
+USDC = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+
+
+def eth_tx(**fields: Any) -> dict[str, Any]:
+    base = {"to": ALLOWED, "data": "0xa9059cbb00", "value": 10, "chain_id": 1, "nonce": 0}
+    return {"tx": eth_tx_variable({**base, **fields})}
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str
+    policies: list[Policy]
+    activity_type: str
+    approvers: list[dict[str, Any]]
+    expected: Outcome
+    parameters: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+    quorum: RootQuorum | None = QUORUM_1
+    rejecters: tuple[str, ...] = ()
+    credentials: list[dict[str, Any]] = field(default_factory=list)
+    per_policy: tuple[Outcome, ...] | None = None
+
+    def proposal(self) -> Proposal:
+        requester = str(self.approvers[0]["id"]) if self.approvers else "nobody"
+        return Proposal(
+            self.activity_type,
+            self.parameters,
+            requester,
+            self.approvers,
+            self.credentials,
+            self.rejecters,
+            self.context,
+            NOON_TUESDAY,
+        )
+
+
+def allow(condition: str = "", consensus: str = "", time: str = "", pid: str = "p") -> Policy:
+    return Policy(pid, "EFFECT_ALLOW", condition, consensus, time)
+
+
+def deny(condition: str = "", consensus: str = "", time: str = "", pid: str = "d") -> Policy:
+    return Policy(pid, "EFFECT_DENY", condition, consensus, time)
+
+
+SEND_TO_ALLOWED = allow(f"eth.tx.to == '{ALLOWED}'", "approvers.any(user, user.id == 'alice')")
+TWO_OPS = allow(
+    "activity.resource == 'POLICY' && activity.action == 'CREATE'",
+    "approvers.filter(user, user.tags.contains('ops')).count() >= 2",
+)
+ANY_SIGN = allow("activity.kind == 'SIGN_TRANSACTION'")
+BIZ_HOURS = "CronSpan('0 9 * * 1-5', '8h', 'America/New_York')"
+
+ROWS = [
+    # --- overview: allow one user to send to one address -----------------------------------
+    Row("overview", [SEND_TO_ALLOWED], SIGN_TX, [ALICE], Outcome.ALLOW, ETH_PARAMS,
+        {"eth": eth_tx()}),
+    Row("overview: another submitter waits for alice", [SEND_TO_ALLOWED], SIGN_TX, [BOB],
+        Outcome.REQUIRES_CONSENSUS, ETH_PARAMS, {"eth": eth_tx()}),
+    Row("overview: other address", [SEND_TO_ALLOWED], SIGN_TX, [ALICE], Outcome.DENY_IMPLICIT,
+        ETH_PARAMS, {"eth": eth_tx(to="0x" + "11" * 20)}),
+    Row("overview: no eth.tx (raw payload) is an ERROR, not a match", [SEND_TO_ALLOWED],
+        "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", [ALICE], Outcome.DENY_IMPLICIT,
+        per_policy=(Outcome.ERROR,)),
+    # --- §8.4 consensus example: two users with a tag ----------------------------------------
+    Row("access-control: 1 of 2 ops", [TWO_OPS], "ACTIVITY_TYPE_CREATE_POLICY_V3", [ALICE],
+        Outcome.REQUIRES_CONSENSUS),
+    Row("access-control: 2 of 2 ops", [TWO_OPS], "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        [ALICE, BOB], Outcome.ALLOW),
+    Row("access-control: ops + fin is not enough", [TWO_OPS], "ACTIVITY_TYPE_CREATE_POLICIES",
+        [ALICE, CAROL], Outcome.REQUIRES_CONSENSUS),
+    Row("access-control: POLICY/CREATE does not cover UPDATE", [TWO_OPS],
+        "ACTIVITY_TYPE_UPDATE_POLICY_V2", [ALICE, BOB], Outcome.DENY_IMPLICIT),
+    # --- §8.4 order: root quorum, deny wins, implicit deny -----------------------------------
+    Row("§8.4: root quorum bypasses even a deny", [deny("true")], SIGN_TX, [ROOT1],
+        Outcome.ALLOW, per_policy=()),
+    Row("§8.4: deny wins over allow", [ANY_SIGN, deny("activity.action == 'SIGN'")], SIGN_TX,
+        [ALICE], Outcome.DENY_EXPLICIT, per_policy=(Outcome.ALLOW, Outcome.DENY_EXPLICIT)),
+    Row("§8.4: deny wins over consensus needed",
+        [allow("true", "approvers.count() >= 2"), deny("true")], SIGN_TX, [ALICE],
+        Outcome.DENY_EXPLICIT),
+    Row("§8.4: nothing applies", [], SIGN_TX, [ALICE], Outcome.DENY_IMPLICIT),
+    Row("§8.4: a non-applicable deny does not deny",
+        [ANY_SIGN, deny("activity.action == 'DELETE'")], SIGN_TX, [ALICE], Outcome.ALLOW,
+        per_policy=(Outcome.ALLOW, Outcome.DENY_IMPLICIT)),
+    Row("§8.4: deny applies only when its consensus holds too",
+        [ANY_SIGN, deny("activity.action == 'DELETE'", "approvers.any(u, u.tags.contains('ops'))")],
+        "ACTIVITY_TYPE_DELETE_USERS", [CAROL], Outcome.DENY_IMPLICIT),
+    Row("access-control: deny all delete actions for a tag",
+        [allow("true"), deny("activity.action == 'DELETE'",
+                             "approvers.any(user, user.tags.contains('ops'))")],
+        "ACTIVITY_TYPE_DELETE_USERS", [ALICE], Outcome.DENY_EXPLICIT),
+    # --- root quorum (users/root-quorum, co-signing example) ---------------------------------
+    Row("root-quorum: threshold 2, one root waits", [], SIGN_TX, [ROOT1],
+        Outcome.REQUIRES_CONSENSUS, quorum=QUORUM_2),
+    Row("root-quorum: threshold 2, two roots", [], SIGN_TX, [ROOT1, ROOT2], Outcome.ALLOW,
+        quorum=QUORUM_2),
+    Row("root-quorum: a policy lets one root act alone", [ANY_SIGN], SIGN_TX, [ROOT1],
+        Outcome.ALLOW, quorum=QUORUM_2),
+    Row("root-quorum-only types ignore policies", [allow("true")],
+        "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", [ALICE], Outcome.DENY_IMPLICIT),
+    Row("root-quorum-only types: root allowed", [deny("true")],
+        "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", [ROOT1], Outcome.ALLOW),
+    Row("root-quorum-only types wait for more roots", [allow("true")],
+        "ACTIVITY_TYPE_UPDATE_ORGANIZATION_NAME", [ROOT1], Outcome.REQUIRES_CONSENSUS,
+        quorum=QUORUM_2),
+    Row("root-quorum-only types: second root completes", [],
+        "ACTIVITY_TYPE_REMOVE_ORGANIZATION_FEATURE", [ROOT1, ROOT2], Outcome.ALLOW,
+        quorum=QUORUM_2),
+    # --- defaults ----------------------------------------------------------------------------
+    Row("default: own credentials", [], "ACTIVITY_TYPE_CREATE_API_KEYS_V2", [ALICE],
+        Outcome.ALLOW, {"userId": "alice", "apiKeys": []}),
+    Row("default: not someone else's credentials", [], "ACTIVITY_TYPE_DELETE_API_KEYS",
+        [ALICE], Outcome.DENY_IMPLICIT, {"userId": "bob", "apiKeyIds": ["k"]}),
+    Row("default: a deny policy overrides it",
+        [deny("activity.resource == 'CREDENTIAL'")], "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2",
+        [ALICE], Outcome.DENY_EXPLICIT, {"userId": "alice"}),
+    Row("default: an allow policy's consensus governs it",
+        [allow("activity.resource == 'CREDENTIAL'", "approvers.count() >= 2")],
+        "ACTIVITY_TYPE_CREATE_API_KEYS_V2", [ALICE], Outcome.REQUIRES_CONSENSUS,
+        {"userId": "alice"}),
+    Row("default: anyone may vote", [], "ACTIVITY_TYPE_APPROVE_ACTIVITY", [CAROL],
+        Outcome.ALLOW, {"fingerprint": "sha256:00"}),
+    # --- hard denials and rejections ---------------------------------------------------------
+    Row("hard denial: imports target your own user", [allow("true")],
+        "ACTIVITY_TYPE_INIT_IMPORT_WALLET", [ROOT1], Outcome.DENY_EXPLICIT, {"userId": "bob"}),
+    Row("hard denial: own import is fine", [], "ACTIVITY_TYPE_IMPORT_WALLET", [ROOT1],
+        Outcome.ALLOW, {"userId": "root1"}),
+    Row("a reject vote ends it", [ANY_SIGN], SIGN_TX, [ALICE], Outcome.REJECTED,
+        rejecters=("bob",)),
+    # --- activity.type / kind / resource / action / params (language.mdx) --------------------
+    Row("kind matches every version", [allow("activity.kind == 'SIGN_TRANSACTION'")],
+        "ACTIVITY_TYPE_SIGN_TRANSACTION", [ALICE], Outcome.ALLOW),
+    Row("type pins one version",
+        [allow("activity.type == 'ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2'")],
+        "ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION", [ALICE], Outcome.DENY_IMPLICIT),
+    Row("WALLET/EXPORT", [allow("activity.resource == 'WALLET' && activity.action == 'EXPORT'")],
+        "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT", [ALICE], Outcome.ALLOW),
+    Row("PRIVATE_KEY/SIGN covers raw payloads",
+        [allow("activity.resource == 'PRIVATE_KEY' && activity.action == 'SIGN'")],
+        "ACTIVITY_TYPE_SIGN_RAW_PAYLOADS", [ALICE], Outcome.ALLOW),
+    Row("USER/CREATE", [allow("activity.resource == 'USER' && activity.action == 'CREATE'",
+                              "approvers.any(user, user.tags.contains('ops'))")],
+        "ACTIVITY_TYPE_CREATE_USERS_V4", [ALICE], Outcome.ALLOW),
+    Row("AUTH+OTP in lists", [allow("activity.resource in ['AUTH', 'OTP'] && "
+                                    "activity.action in ['CREATE','VERIFY']")],
+        "ACTIVITY_TYPE_VERIFY_OTP_V2", [ALICE], Outcome.ALLOW),
+    Row("ORGANIZATION/CREATE by an API user",
+        [allow("activity.resource == 'ORGANIZATION' && activity.action == 'CREATE'",
+               "approvers.any(user, user.id == 'carol')")],
+        "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", [CAROL], Outcome.ALLOW),
+    Row("language.mdx: deny NO_OP hashing (fires)",
+        [allow("true"), deny("activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && "
+                             "activity.params.hash_function == 'HASH_FUNCTION_NO_OP' && "
+                             "activity.params.encoding != 'PAYLOAD_ENCODING_EIP712'")],
+        "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", [ALICE], Outcome.DENY_EXPLICIT,
+        {"hashFunction": "HASH_FUNCTION_NO_OP", "encoding": "PAYLOAD_ENCODING_HEXADECIMAL"}),
+    Row("language.mdx: deny NO_OP hashing (EIP-712 passes)",
+        [allow("true"), deny("activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && "
+                             "activity.params.hash_function == 'HASH_FUNCTION_NO_OP' && "
+                             "activity.params.encoding != 'PAYLOAD_ENCODING_EIP712'")],
+        "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", [ALICE], Outcome.ALLOW,
+        {"hashFunction": "HASH_FUNCTION_NO_OP", "encoding": "PAYLOAD_ENCODING_EIP712"}),
+    Row("language.mdx: self-deletion",
+        [allow("activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && "
+               "activity.params.user_ids.count() == 1 && 'alice' in activity.params.user_ids",
+               "approvers.any(user, user.id == 'alice')")],
+        "ACTIVITY_TYPE_DELETE_USERS", [ALICE], Outcome.ALLOW, {"userIds": ["alice"]}),
+    Row("language.mdx: self-deletion does not cover others",
+        [allow("activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && "
+               "activity.params.user_ids.count() == 1 && 'alice' in activity.params.user_ids",
+               "approvers.any(user, user.id == 'alice')")],
+        "ACTIVITY_TYPE_DELETE_USERS", [ALICE], Outcome.DENY_IMPLICIT, {"userIds": ["bob"]}),
+    Row("language.mdx: a param not exposed is an ERROR",
+        [allow("activity.params.sign_with == 'x'")], SIGN_TX, [ALICE], Outcome.DENY_IMPLICIT,
+        ETH_PARAMS, per_policy=(Outcome.ERROR,)),
+    Row("language.mdx: session_profile_id defaults to ''",
+        [allow("activity.params.session_profile_id == ''")], "ACTIVITY_TYPE_STAMP_LOGIN",
+        [ALICE], Outcome.ALLOW, {"publicKey": "02"}),
+    # --- credentials (access-control) --------------------------------------------------------
+    Row("only passkeys may sign",
+        [allow("activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'",
+               "credentials.any(credential, credential.type == "
+               "'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')")],
+        SIGN_TX, [ALICE], Outcome.REQUIRES_CONSENSUS,
+        credentials=[{"id": "c", "user_id": "alice", "type": "CREDENTIAL_TYPE_API_KEY_P256",
+                      "credential_id": "", "public_key": "02ab"}]),
+    Row("only passkeys may sign (passkey used)",
+        [allow("activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'",
+               "credentials.any(credential, credential.type == "
+               "'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')")],
+        SIGN_TX, [ALICE], Outcome.ALLOW,
+        credentials=[{"id": "c", "user_id": "alice",
+                      "type": "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR",
+                      "credential_id": "abc", "public_key": "pQEC"}]),
+    # --- signing-control -----------------------------------------------------------------------
+    Row("signing-control: wallet", [allow("activity.action == 'SIGN' && wallet.id == 'w1'",
+                                          "approvers.any(user, user.id == 'alice')")],
+        SIGN_TX, [ALICE], Outcome.ALLOW, context={"wallet": {"id": "w1", "imported": False,
+                                                              "exported": False, "label": ""}}),
+    Row("signing-control: wallet_account", [allow(f"activity.action == 'SIGN' && "
+                                                  f"wallet_account.address == '{ALLOWED}'")],
+        SIGN_TX, [ALICE], Outcome.ALLOW, context={"wallet_account": {"address": ALLOWED}}),
+    Row("signing-control: private key id on a wallet signature is an ERROR",
+        [allow("activity.action == 'SIGN' && private_key.id == 'k1'")], SIGN_TX, [ALICE],
+        Outcome.DENY_IMPLICIT, context={"wallet": {"id": "w1"}}, per_policy=(Outcome.ERROR,)),
+    # --- ethereum examples ---------------------------------------------------------------------
+    Row("ethereum: ERC-20 selector", [allow(f"eth.tx.to == '{ALLOWED}' && "
+                                            "eth.tx.data[0..10] == '0xa9059cbb'")],
+        SIGN_TX, [ALICE], Outcome.ALLOW, ETH_PARAMS, {"eth": eth_tx()}),
+    Row("ethereum: sepolia only", [allow("eth.tx.chain_id == 11155111")], SIGN_TX, [ALICE],
+        Outcome.DENY_IMPLICIT, ETH_PARAMS, {"eth": eth_tx(chain_id=1)}),
+    Row("ethereum: early nonce", [allow("eth.tx.nonce <= 3")], SIGN_TX, [ALICE],
+        Outcome.ALLOW, ETH_PARAMS, {"eth": eth_tx(nonce=3)}),
+    Row("ethereum: WETH transfer args",
+        [allow("eth.tx.contract_call_args['wad'] < 1000000000000000000 && "
+               f"eth.tx.contract_call_args['dst'] == '{ALLOWED}'")],
+        SIGN_TX, [ALICE], Outcome.ALLOW, ETH_PARAMS,
+        {"eth": eth_tx(contract_call_args={"wad": 5, "dst": ALLOWED})}),
+    Row("ethereum: EIP-712 Permit2 first token",
+        [allow("eth.eip_712.domain.name == 'Permit2' && "
+               "eth.eip_712.primary_type == 'PermitBatchTransferFrom' && "
+               f"eth.eip_712.message['permitted'][0]['token'] == '{USDC}' && "
+               "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'")],
+        "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", [ALICE], Outcome.ALLOW,
+        context={"eth": {"eip_712": eip712_variable(PERMIT2)}}),
+    Row("ethereum: EIP-712 amounts compare as ints",
+        [allow(f"eth.eip_712.message['permitted'].any(p, p['token'] == '{USDC}' && "
+               "p['amount'] < 100000000) && eth.eip_712.message['permitted'].count() <= 2")],
+        "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", [ALICE], Outcome.ALLOW,
+        context={"eth": {"eip_712": eip712_variable(PERMIT2)}}),
+    # --- time-based policies -------------------------------------------------------------------
+    Row("time: March 2026 window", [allow("activity.kind == 'SIGN_TRANSACTION'",
+                                          "approvers.any(user, user.id == 'alice')",
+                                          "time.now >= Timestamp('2026-03-01T00:00:00Z') && "
+                                          "time.now < Timestamp('2026-04-01T00:00:00Z')")],
+        SIGN_TX, [ALICE], Outcome.ALLOW),
+    Row("time: outside the window",
+        [allow("true", "", "time.now < Timestamp('2026-03-01T00:00:00Z')")],
+        SIGN_TX, [ALICE], Outcome.DENY_IMPLICIT, per_policy=(Outcome.TIME_INACTIVE,)),
+    Row("time: business hours", [allow("activity.kind == 'SIGN_TRANSACTION'", "", BIZ_HOURS)],
+        SIGN_TX, [ALICE], Outcome.ALLOW),
+    Row("time: an inactive deny does not deny",
+        [ANY_SIGN, deny("true", "", f"!{BIZ_HOURS}")], SIGN_TX, [ALICE], Outcome.ALLOW,
+        per_policy=(Outcome.ALLOW, Outcome.TIME_INACTIVE)),
+    Row("time: overnight window is closed at 11:00", [allow("true", "",
+        "CronSpan('0 22 * * *', '8h', 'America/New_York')")], SIGN_TX, [ALICE],
+        Outcome.DENY_IMPLICIT),
+    # --- broken policies -----------------------------------------------------------------------
+    Row("a stored policy that no longer parses is an ERROR", [allow("activity.kind ==")],
+        SIGN_TX, [ALICE], Outcome.DENY_IMPLICIT, per_policy=(Outcome.ERROR,)),
+    Row("an unknown effect is an ERROR", [Policy("x", "EFFECT_MAYBE", "true")], SIGN_TX,
+        [ALICE], Outcome.DENY_IMPLICIT, per_policy=(Outcome.ERROR,)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.source for r in ROWS])
+def test_engine_table(row: Row) -> None:
+    decision = evaluate(row.policies, row.proposal(), row.quorum)
+    assert decision.outcome is row.expected, decision.reason
+    if row.per_policy is not None:
+        assert tuple(o.outcome for o in decision.policy_outcomes) == row.per_policy
+
+
+def test_every_policy_gets_an_outcome_in_order() -> None:
+    policies = [ANY_SIGN, deny("false", pid="d1"), allow("wallet.id == 'x'", pid="e1")]
+    decision = evaluate(policies, Proposal(SIGN_TX, {}, "alice", [ALICE]), None)
+    assert [(o.policy_id, o.outcome) for o in decision.policy_outcomes] == [
+        ("p", Outcome.ALLOW), ("d1", Outcome.DENY_IMPLICIT), ("e1", Outcome.ERROR),
+    ]  # fmt: skip
+    assert "MissingField" in decision.policy_outcomes[2].detail
+
+
+def test_denials_carry_the_wire_messages() -> None:
+    explicit = evaluate([deny("true")], Proposal(SIGN_TX, {}, "alice", [ALICE]))
+    implicit = evaluate([], Proposal(SIGN_TX, {}, "alice", [ALICE]))
+    assert explicit.denied and explicit.message == EXPLICIT_DENY_MESSAGE
+    assert implicit.denied and implicit.message == IMPLICIT_DENY_MESSAGE
+    assert not explicit.allowed and not implicit.needs_consensus
+
+
+def test_hard_denial_reason_is_reported() -> None:
+    decision = evaluate(
+        [],
+        Proposal("ACTIVITY_TYPE_IMPORT_PRIVATE_KEY", {"userId": "x"}, "alice", [ALICE]),
+        QUORUM_1,
+    )
+    assert decision.outcome is Outcome.DENY_EXPLICIT
+    assert decision.reason == IMPORT_OWN_USER
+
+
+def test_each_vote_reevaluates_with_the_enlarged_approvers() -> None:
+    outcomes = [
+        evaluate([TWO_OPS], Proposal("ACTIVITY_TYPE_CREATE_POLICY_V3", {}, "alice", voters)).outcome
+        for voters in ([ALICE], [ALICE, CAROL], [ALICE, CAROL, BOB])
+    ]
+    assert outcomes == [Outcome.REQUIRES_CONSENSUS, Outcome.REQUIRES_CONSENSUS, Outcome.ALLOW]
+
+
+def test_variables_for_builds_the_documented_activity_variable() -> None:
+    env = variables_for(Proposal(SIGN_TX, ETH_PARAMS, "alice", [ALICE], now=NOON_TUESDAY))
+    assert env["activity"] == {
+        "type": SIGN_TX, "kind": "SIGN_TRANSACTION", "resource": "PRIVATE_KEY",
+        "action": "SIGN", "params": {"type": "TRANSACTION_TYPE_ETHEREUM"},
+    }  # fmt: skip
+    assert env["approvers"] == [ALICE]
+    assert env["time"] == {"now": NOON_TUESDAY}
+
+
+def test_evaluate_policy_does_not_short_circuit_condition_and_consensus() -> None:
+    policy = allow("false", "approvers[5].id == 'x'")
+    outcome = evaluate_policy(policy, variables_for(Proposal(SIGN_TX, {}, "a", [ALICE])))
+    assert outcome.outcome is Outcome.ERROR
