@@ -9,8 +9,8 @@ import pytest
 from infra.policy.cron import CronSpan, InvalidCronSpan, parse_duration
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)
+def utc(year: int, month: int, day: int, hour: int, minute: int) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 BUSINESS = CronSpan.parse("0 9 * * 1-5", "8h", "America/New_York")
