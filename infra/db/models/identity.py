@@ -1,0 +1,122 @@
+"""Identity beyond API keys: passkeys, OAuth providers, tags, invitations, contract interfaces.
+
+Tables of the ``identity`` migration branch (``0003_identity``). Foreign keys point only at
+foundation tables (organizations, users) or at tables of this module; private-key tag
+assignments keep the private key id as plain text because private keys belong to the
+wallets concept.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from infra.clock import new_id
+from infra.db.base import Base, Timestamped
+
+
+class Authenticator(Timestamped, Base):
+    """A passkey (WebAuthn credential) of a user; ``public_key`` is the base64url COSE key."""
+
+    __tablename__ = "authenticators"
+    __table_args__ = (
+        Index("ix_authenticators_credential_id_org", "credential_id", "organization_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(256))
+    credential_id: Mapped[str] = mapped_column(String(1400))
+    public_key: Mapped[str] = mapped_column(Text)
+    algorithm: Mapped[int] = mapped_column(Integer)
+    aaguid: Mapped[str] = mapped_column(String(64))
+    attestation_type: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(128), default="")
+    transports: Mapped[list] = mapped_column(default=list)  # type: ignore[type-arg]
+    sign_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class OauthProvider(Timestamped, Base):
+    """An OIDC identity (issuer, audience, subject) bound to a user."""
+
+    __tablename__ = "oauth_providers"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(256))
+    issuer: Mapped[str] = mapped_column(String(512))
+    audience: Mapped[str] = mapped_column(String(512))
+    subject: Mapped[str] = mapped_column(String(512), index=True)
+
+
+class Tag(Timestamped, Base):
+    """A user tag or a private-key tag (``TAG_TYPE_USER`` / ``TAG_TYPE_PRIVATE_KEY``)."""
+
+    __tablename__ = "tags"
+    __table_args__ = (UniqueConstraint("organization_id", "tag_type", "name"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(256))
+    tag_type: Mapped[str] = mapped_column(String(32))
+
+
+class UserTagAssignment(Base):
+    """Which users carry which user tag."""
+
+    __tablename__ = "user_tag_assignments"
+
+    tag_id: Mapped[str] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+
+
+class PrivateKeyTagAssignment(Base):
+    """Which private keys carry which private-key tag (the key id is not a foreign key)."""
+
+    __tablename__ = "private_key_tag_assignments"
+
+    tag_id: Mapped[str] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True)
+    private_key_id: Mapped[str] = mapped_column(String(36), primary_key=True, index=True)
+
+
+class Invitation(Timestamped, Base):
+    """An invitation for someone to join the organization as a user."""
+
+    __tablename__ = "invitations"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    receiver_user_name: Mapped[str] = mapped_column(String(256))
+    receiver_email: Mapped[str] = mapped_column(String(320))
+    receiver_user_tags: Mapped[list] = mapped_column(default=list)  # type: ignore[type-arg]
+    access_type: Mapped[str] = mapped_column(String(32))
+    sender_user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(32), default="INVITATION_STATUS_CREATED")
+
+
+class SmartContractInterface(Timestamped, Base):
+    """An Ethereum ABI or Solana IDL the policy engine can decode calls with."""
+
+    __tablename__ = "smart_contract_interfaces"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    address: Mapped[str] = mapped_column(String(128), index=True)
+    interface: Mapped[str] = mapped_column(Text)
+    interface_type: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(256))
+    notes: Mapped[str] = mapped_column(Text, default="")
