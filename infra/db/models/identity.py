@@ -35,7 +35,7 @@ class Authenticator(Timestamped, Base):
     aaguid: Mapped[str] = mapped_column(String(64))
     attestation_type: Mapped[str] = mapped_column(String(32))
     model: Mapped[str] = mapped_column(String(128), default="")
-    transports: Mapped[list] = mapped_column(default=list)  # type: ignore[type-arg]
+    transports: Mapped[list] = mapped_column(default=list)
     sign_count: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -100,7 +100,7 @@ class Invitation(Timestamped, Base):
     )
     receiver_user_name: Mapped[str] = mapped_column(String(256))
     receiver_email: Mapped[str] = mapped_column(String(320))
-    receiver_user_tags: Mapped[list] = mapped_column(default=list)  # type: ignore[type-arg]
+    receiver_user_tags: Mapped[list] = mapped_column(default=list)
     access_type: Mapped[str] = mapped_column(String(32))
     sender_user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     status: Mapped[str] = mapped_column(String(32), default="INVITATION_STATUS_CREATED")
