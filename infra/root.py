@@ -14,6 +14,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from infra.bootstrap import Services
 from infra.clock import now
@@ -31,21 +32,28 @@ def new_p256_keypair() -> tuple[str, str]:
     return private_hex, public_hex
 
 
+def create_organization(session: Session, name: str, public_key: str,
+                        parent_id: str | None = None) -> tuple[Organization, User]:
+    """An organization with one root user holding the P-256 API key ``public_key``."""
+    org = Organization(name=name, root_quorum_threshold=1, parent_id=parent_id)
+    session.add(org)
+    session.flush()
+    user = User(organization_id=org.id, name="root", is_root=True)
+    session.add(user)
+    session.flush()
+    add_api_key(session, org.id, user.id,
+                ApiKeyParams(api_key_name="root", public_key=public_key,
+                             curve_type="API_KEY_CURVE_P256"), now())
+    return org, user
+
+
 def ensure_root(services: Services, name: str = "Root Organization") -> Path | None:
     """Create the root organization if the database has none; return the key file path."""
     with services.uow() as uow:
         if uow.session.scalar(select(Organization.id).limit(1)) is not None:
             return None
-        org = Organization(name=name, root_quorum_threshold=1)
-        uow.session.add(org)
-        uow.session.flush()
-        user = User(organization_id=org.id, name="root", is_root=True)
-        uow.session.add(user)
-        uow.session.flush()
         private_hex, public_hex = new_p256_keypair()
-        add_api_key(uow.session, org.id, user.id,
-                    ApiKeyParams(api_key_name="root", public_key=public_hex,
-                                 curve_type="API_KEY_CURVE_P256"), now())
+        org, user = create_organization(uow.session, name, public_hex)
         record: dict[str, Any] = {
             "organizationId": org.id,
             "userId": user.id,

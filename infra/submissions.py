@@ -35,11 +35,17 @@ APPROVED = "VOTE_SELECTION_APPROVED"
 REJECTED = "VOTE_SELECTION_REJECTED"
 
 
-def find_spec(path: str, type_name: str) -> tuple[ActivitySpec, Version]:
-    """The registry entry for ``path`` and the submitted ``type``."""
+def spec_for_path(path: str) -> ActivitySpec:
+    """The registry entry for ``/public/v1/submit/<path>``."""
     spec = registry().by_path.get(path)
     if spec is None:
         raise NotFound(f"unknown activity endpoint /public/v1/submit/{path}")
+    return spec
+
+
+def find_spec(path: str, type_name: str) -> tuple[ActivitySpec, Version]:
+    """The registry entry for ``path`` and the submitted ``type``."""
+    spec = spec_for_path(path)
     version = spec.version_for(type_name)
     if version is None:
         accepted = ", ".join(v.type for v in spec.versions)
@@ -56,6 +62,7 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
         WalletError: Any 4xx condition, or the activity's own failure when it FAILED
             inside the wait (so clients see the error as Turnkey reports it).
     """
+    spec_for_path(path)
     envelope = parse_envelope(parse_json_object(body))
     spec, version = find_spec(path, envelope.type)
     fp = fingerprint(body)

@@ -21,9 +21,9 @@ class Params(WireModel):
 
 
 def check(params: Params, ctx: CheckContext) -> None:
-    user_in_org(ctx.session, ctx.organization_id, params.user_id)
     for i, key in enumerate(params.api_keys):
         canonical_public_key(key, f"parameters.apiKeys[{i}].publicKey")
+    user_in_org(ctx.session, ctx.organization_id, params.user_id)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:

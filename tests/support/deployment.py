@@ -170,3 +170,30 @@ def _env(overrides: dict[str, str]) -> dict[str, str]:
 def _read_key(path: Path) -> Key:
     data = json.loads(path.read_text())
     return Key(data["organizationId"], data["userId"], data["apiPublicKey"], data["apiPrivateKey"])
+
+
+def database_url(dep: Deployment) -> str:
+    """The database the deployment runs on (SQLite file for the embedded path)."""
+    from infra.settings import Settings
+
+    return Settings.from_env(dep.env).effective_database_url
+
+
+def make_organization(dep: Deployment, name: str = "Other Org", parent_id: str | None = None) -> Key:
+    """Create an organization with a root user and P-256 API key directly in the database.
+
+    For tests that need a second, unrelated organization before sub-organization activities
+    exist in a test's scope; uses the same code the service uses for its root organization.
+    """
+    from infra.db.engine import make_engine, make_session_factory
+    from infra.root import create_organization, new_p256_keypair
+
+    engine = make_engine(database_url(dep), pool_size=1)
+    try:
+        private_hex, public_hex = new_p256_keypair()
+        with make_session_factory(engine)() as session:
+            org, user = create_organization(session, name, public_hex, parent_id=parent_id)
+            session.commit()
+            return Key(org.id, user.id, public_hex, private_hex)
+    finally:
+        engine.dispose()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, Raw
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 SCHEMES = {
     "API_KEY_CURVE_P256": "SIGNATURE_SCHEME_TK_API_P256",
@@ -56,4 +56,4 @@ def make_key(curve: str = "API_KEY_CURVE_P256") -> TestKey:
     return TestKey(curve, pub, format(key.private_numbers().private_value, "064x"), key)
 
 
-__all__ = ["Raw", "TestKey", "make_key"]
+__all__ = ["TestKey", "make_key"]
