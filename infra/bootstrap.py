@@ -52,13 +52,19 @@ class Services:
 WORKER_HOOKS: list[Callable[[Services], None]] = []
 
 
-def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None) -> Services:
-    """Build the services of a ``role`` process from ``settings``."""
+def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None,
+              label: str = "") -> Services:
+    """Build the services of a ``role`` process from ``settings``.
+
+    ``label`` (e.g. the queues a worker consumes) is appended to the database
+    application name so operators can tell processes apart.
+    """
     extensions.load()
     settings = settings.for_role(role)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     pool = max(5, settings.http_threads + 2) if role == "ingress" else max(5, settings.worker_threads + 2)
-    engine = make_engine(settings.effective_database_url, pool_size=pool)
+    name = f"walletd-{role}" + (f"[{label}]" if label else "")
+    engine = make_engine(settings.effective_database_url, pool_size=pool, application_name=name)
     services = Services(
         settings=settings,
         role=role,

@@ -170,7 +170,7 @@ def _worker_process(settings: Settings, names: set[str], threads: int, sweep: bo
     from walletd.processes import declare_all, start_workers
 
     _configure_logging(settings)
-    services = bootstrap(settings, "worker")
+    services = bootstrap(settings, "worker", label=",".join(sorted(names)))
     declare_all(services)
     stop = threading.Event()
     worker = start_workers(services, names, threads, stop, sweep=sweep)

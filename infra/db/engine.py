@@ -17,8 +17,12 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> Engine:
-    """An engine configured the same way by every process."""
+def make_engine(url: str, *, pool_size: int = 10, application_name: str = "walletd") -> Engine:
+    """An engine configured the same way by every process.
+
+    On PostgreSQL, ``application_name`` shows in ``pg_stat_activity`` which process holds
+    a connection (``walletd-ingress``, ``walletd-worker[accounts,signing]``, …).
+    """
     url = normalize_url(url)
     if url.startswith("sqlite"):
         engine = create_engine(
@@ -35,7 +39,8 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+                         connect_args={"application_name": application_name[:63]})
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

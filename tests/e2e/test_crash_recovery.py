@@ -1,0 +1,109 @@
+"""A worker killed mid-activity (SIGKILL) and restarted: the activity completes once.
+
+"Mid-activity" is made real without hooks in the service: the test holds a row lock on
+the activity in PostgreSQL, so the executor that received the message blocks inside its
+transaction (message unacknowledged, claim in progress). pg_stat_activity proves it is
+there; then the executor group is SIGKILLed, the lock released, the group restarted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from turnkey_sdk_types import CreateApiKeysBody, GetActivityBody, GetApiKeysBody
+
+from tests.support.deployment import Deployment
+from tests.support.keys import make_key
+
+
+@pytest.fixture
+def crashable(tmp_path: Path) -> Iterator[Deployment]:
+    # Its own database schema would clash with the session deployment's; a fresh DB + vhost.
+    from tests.support import services
+
+    db = services.create_database()
+    vhost = services.create_vhost()
+    dep = Deployment.production(tmp_path, db, vhost, extra_env={"WALLETD_SYNC_WAIT_MS": "300"})
+    yield dep
+    dep.stop()
+    services.drop_database(db)
+    services.delete_vhost(vhost)
+
+
+def _wait(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("condition not reached in time")
+
+
+def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployment) -> None:
+    dep = crashable
+    db_url = dep.env["WALLETD_DATABASE_URL"]
+    client = dep.client()
+    key = make_key()
+
+    # Executors down: the activity is accepted and stays PENDING.
+    dep.kill("executors")
+    signed = client.stamp_create_api_keys(CreateApiKeysBody(
+        userId=dep.root.user_id, apiKeys=[key.api_key_params("crash")]))
+    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
+    response = dep.post("/public/v1/submit/create_api_keys", signed.body, headers)
+    activity = response.json()["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+
+    with psycopg.connect(db_url) as lock_conn:
+        lock_conn.execute("SELECT id FROM activities WHERE id = %s FOR UPDATE", (activity["id"],))
+        dep.start_worker("executors")
+
+        def executor_blocked_on_it() -> bool:
+            with psycopg.connect(db_url, autocommit=True) as conn:
+                rows = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND application_name LIKE 'walletd-worker[%%signing%%' "
+                    "AND query ILIKE 'UPDATE activities%%'").fetchone()
+                return bool(rows and rows[0] >= 1)
+
+        _wait(executor_blocked_on_it)
+        dep.kill("executors")  # SIGKILL while it holds the unacked message mid-transaction
+        lock_conn.rollback()
+
+    dep.start_worker("executors")
+
+    def completed() -> bool:
+        polled = client.get_activity(GetActivityBody(activityId=activity["id"]))
+        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
+
+    _wait(completed)
+    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
+    assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
+    # Replaying the same body still returns the one activity.
+    again = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
+    assert again["id"] == activity["id"] and again["status"] == "ACTIVITY_STATUS_COMPLETED"
+
+
+def test_consensus_worker_killed_before_evaluating_is_recovered(crashable: Deployment) -> None:
+    dep = crashable
+    client = dep.client()
+    key = make_key()
+    dep.kill("consensus")
+    signed = client.stamp_create_api_keys(CreateApiKeysBody(
+        userId=dep.root.user_id, apiKeys=[key.api_key_params("late")]))
+    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
+    activity = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+    dep.start_worker("consensus")
+
+    def completed() -> bool:
+        polled = client.get_activity(GetActivityBody(activityId=activity["id"]))
+        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
+
+    _wait(completed)
+    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
+    assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
