@@ -44,13 +44,12 @@ def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
     def _evaluate(activity_id: str) -> None:
         evaluate_activity(services, activity_id)
 
-    actor = dramatiq.actor(
-        _evaluate,
+    actor: dramatiq.Actor[[str], None] = dramatiq.actor(
         broker=services.broker,
         actor_name=contracts.EVALUATE_ACTIVITY,
         queue_name=contracts.ACTORS[contracts.EVALUATE_ACTIVITY],
         # Only infrastructure failures reach the broker; retry them quickly, bounded.
         max_retries=10, min_backoff=100, max_backoff=30_000, time_limit=60_000,
         retry_when=lambda retries, ex: isinstance(ex, TRANSIENT) and retries < 10,
-    )
+    )(_evaluate)
     return [actor]

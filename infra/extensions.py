@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 
 MODULES: tuple[str, ...] = (
+    "infra.webhooks.extension",
 )
 
 _loaded = False

@@ -30,6 +30,7 @@ from infra.envelope import (
 from infra.errors import InvalidRequest, NotFound, PermissionDenied, from_failure
 from infra.messaging.contracts import send_evaluate_activity
 from infra.views.activities import render_activity
+from infra.wiremodel import WireModel
 
 APPROVED = "VOTE_SELECTION_APPROVED"
 REJECTED = "VOTE_SELECTION_REJECTED"
@@ -77,7 +78,7 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
             activity_id = existing.id
         else:
             check_fresh(envelope.timestamp_ms, moment)
-            params = validate_model(version.params, envelope.parameters, "parameters")
+            params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
             if principal.organization_id != envelope.organization_id and not spec.parent_may_submit:
                 raise PermissionDenied(
                     "a parent organization may read a sub-organization but not act in it; "

@@ -12,6 +12,7 @@ import falcon
 from infra.bootstrap import Services
 from ingress import errors
 from ingress.middleware import Cors
+from ingress.resources import webhooks
 from ingress.resources.api import QueryResource, SubmitResource
 from ingress.resources.health import HealthResource, ReadyResource
 
@@ -26,6 +27,7 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/public/v1/query/{path}", QueryResource(services))
     app.add_route("/health", HealthResource())
     app.add_route("/ready", ReadyResource(services))
+    webhooks.add(app, services)
     for add in ROUTES:
         add(app, services)
     errors.register(app)

@@ -57,8 +57,8 @@ def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTT
     """Framework errors (404 route, 405 method, …) in the same wire shape."""
     code = GRPC_OF_HTTP.get(ex.status_code, GRPC_INTERNAL)
     message = ex.description or ex.title or str(ex.status)
-    _write(resp, ex.status, {"code": code, "message": message, "details": []})
-    for name, value in (ex.headers or {}).items():
+    _write(resp, str(ex.status), {"code": code, "message": message, "details": []})
+    for name, value in dict(ex.headers or {}).items():
         resp.set_header(name, value)
 
 

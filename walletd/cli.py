@@ -74,8 +74,8 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
-    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
     from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
     from ingress.app import create_app
     from walletd.processes import declare_all, start_workers
@@ -119,7 +119,7 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
 
     from ingress.app import create_app
 
-    class Ingress(BaseApplication):  # type: ignore[misc]
+    class Ingress(BaseApplication):
         def load_config(self) -> None:
             self.cfg.set("bind", f"{settings.host}:{settings.port}")
             self.cfg.set("workers", args.workers or settings.http_workers)

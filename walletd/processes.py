@@ -20,7 +20,7 @@ OPTIONAL_ACTOR_MODULES = ("notifier.actors",)
 OPTIONAL_LOOPS = ("notifier.sweeper",)
 
 
-def declare_all(services: Services) -> list[dramatiq.Actor]:  # type: ignore[type-arg]
+def declare_all(services: Services) -> list[dramatiq.Actor]:
     """Declare every actor of every service package on ``services.broker``."""
     actors = list(consensus.actors.declare(services)) + list(workers.actors.declare(services))
     for name in OPTIONAL_ACTOR_MODULES:

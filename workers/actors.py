@@ -11,7 +11,7 @@ from infra.messaging import contracts
 
 def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
     """Declare the signing and accounts executors on ``services.broker``."""
-    actors = []
+    actors: list[dramatiq.Actor[[str], None]] = []
     for name in (contracts.EXECUTE_SIGNING_ACTIVITY, contracts.EXECUTE_ACCOUNT_ACTIVITY):
 
         def _execute(activity_id: str) -> None:
@@ -19,7 +19,6 @@ def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
 
         _execute.__name__ = name
         actors.append(dramatiq.actor(
-            _execute,
             broker=services.broker,
             actor_name=name,
             queue_name=contracts.ACTORS[name],
@@ -28,5 +27,5 @@ def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
             # because run_activity is status-guarded.
             max_retries=10, min_backoff=100, max_backoff=30_000, time_limit=120_000,
             retry_when=lambda retries, ex: isinstance(ex, TRANSIENT) and retries < 10,
-        ))
+        )(_execute))
     return actors

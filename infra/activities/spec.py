@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +29,7 @@ class Version:
     """
 
     type: str
-    params: type[WireModel]
+    params: builtins.type[WireModel]
     intent_key: str
     result_key: str
 

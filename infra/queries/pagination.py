@@ -12,7 +12,7 @@ from infra.wiremodel import WireModel
 
 
 class Pagination(WireModel):
-    """``v1Pagination``: limit is a string "1–100", default 10."""
+    """``v1Pagination``: limit is a string "1-100", default 10."""
 
     limit: str | None = None
     before: str | None = None

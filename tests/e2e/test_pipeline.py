@@ -126,7 +126,9 @@ def test_identical_body_returns_the_same_activity_once(deployment: Deployment) -
     assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
 
 
-def _signed_raw(dep: Deployment, stamper: Key | None = None, **overrides: object) -> tuple[bytes, dict[str, str]]:
+def _signed_raw(
+    dep: Deployment, stamper: Key | None = None, **overrides: object
+) -> tuple[bytes, dict[str, str]]:
     envelope = {"type": "ACTIVITY_TYPE_CREATE_API_KEYS_V2", "timestampMs": str(int(time.time() * 1000)),
                 "organizationId": dep.root.organization_id,
                 "parameters": {"userId": dep.root.user_id,

@@ -8,6 +8,7 @@ runs ``walletd migrate``/``bootstrap``, gunicorn (``walletd ingress``) and separ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -122,10 +123,8 @@ class Deployment:
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to a process group (SIGKILL: no cleanup at all)."""
         proc = self.processes[name]
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
         proc.wait(30)
 
     def stop(self) -> None:
