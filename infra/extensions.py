@@ -11,7 +11,10 @@ from __future__ import annotations
 import importlib
 
 MODULES: tuple[str, ...] = (
+    "infra.policies",
+    "infra.votes",
     "infra.webhooks.extension",
+    "infra.wallets.extension",
 )
 
 _loaded = False

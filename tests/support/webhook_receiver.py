@@ -85,17 +85,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._handle()
 
     def _handle(self) -> None:
+        """Record the request on arrival, then answer as scripted."""
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         receiver = self.server.receiver
         reply = receiver._next_reply()
+        receiver._record(self, body, None if reply.drop else reply.status)
         if reply.hang:
             receiver._released.wait(receiver.hang_limit_s)
         if reply.drop:
-            receiver._record(self, body, None)
             self.close_connection = True
             return
-        receiver._record(self, body, reply.status)
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)

@@ -55,9 +55,7 @@ def test_published_key_verifies_a_delivery_under_cryptography() -> None:
     entry = next(k for k in doc["keys"] if k["kid"] == headers["X-Turnkey-Signature-Key-Id"])
     public = base64.urlsafe_b64decode(entry["x"] + "=" * (-len(entry["x"]) % 4))
     message = f"v1.ed25519.{entry['kid']}.{NOW}.e1.".encode() + body
-    Ed25519PublicKey.from_public_bytes(public).verify(
-        bytes.fromhex(headers["X-Turnkey-Signature"]), message
-    )
+    Ed25519PublicKey.from_public_bytes(public).verify(bytes.fromhex(headers["X-Turnkey-Signature"]), message)
 
 
 def test_document_lists_upcoming_key_first_during_rotation() -> None:

@@ -89,9 +89,7 @@ def test_total_span_is_at_least_a_day_for_every_delivery(key: str) -> None:
 
 @given(key=st.text(min_size=1, max_size=40), attempts=st.integers(1, 10))
 def test_jitter_is_reproducible_after_a_restart(key: str, attempts: int) -> None:
-    assert SCHEDULE.delay_s(attempts, jitter_key=key) == RetrySchedule().delay_s(
-        attempts, jitter_key=key
-    )
+    assert SCHEDULE.delay_s(attempts, jitter_key=key) == RetrySchedule().delay_s(attempts, jitter_key=key)
 
 
 def test_jitter_differs_between_deliveries() -> None:
@@ -113,12 +111,8 @@ def test_decide_success_and_terminal_have_no_next_attempt() -> None:
 
 
 @given(status=st.sampled_from([None, 408, 429, 500, 503]), attempts=st.integers(1, 10))
-def test_decide_retryable_schedules_the_persisted_next_attempt(
-    status: int | None, attempts: int
-) -> None:
-    decision = decide(
-        SCHEDULE, attempts_made=attempts, status_code=status, now_ms=NOW, jitter_key="d"
-    )
+def test_decide_retryable_schedules_the_persisted_next_attempt(status: int | None, attempts: int) -> None:
+    decision = decide(SCHEDULE, attempts_made=attempts, status_code=status, now_ms=NOW, jitter_key="d")
     assert decision.state is DeliveryState.PENDING
     delay = SCHEDULE.delay_s(attempts, jitter_key="d")
     assert delay is not None
@@ -135,24 +129,16 @@ def test_decide_fails_after_the_last_retryable_attempt() -> None:
 
 def test_retry_after_lengthens_but_never_shortens_and_is_capped() -> None:
     base = decide(SCHEDULE, attempts_made=1, status_code=429, now_ms=NOW, jitter_key="d")
-    short = decide(
-        SCHEDULE, attempts_made=1, status_code=429, now_ms=NOW, jitter_key="d", retry_after_s=0.5
-    )
-    longer = decide(
-        SCHEDULE, attempts_made=1, status_code=429, now_ms=NOW, jitter_key="d", retry_after_s=120
-    )
-    huge = decide(
-        SCHEDULE, attempts_made=1, status_code=503, now_ms=NOW, jitter_key="d", retry_after_s=10**9
-    )
+    short = decide(SCHEDULE, attempts_made=1, status_code=429, now_ms=NOW, jitter_key="d", retry_after_s=0.5)
+    longer = decide(SCHEDULE, attempts_made=1, status_code=429, now_ms=NOW, jitter_key="d", retry_after_s=120)
+    huge = decide(SCHEDULE, attempts_made=1, status_code=503, now_ms=NOW, jitter_key="d", retry_after_s=10**9)
     assert short.next_attempt_at_ms == base.next_attempt_at_ms
     assert longer.next_attempt_at_ms == NOW + 120_000
     assert huge.next_attempt_at_ms == NOW + SCHEDULE.max_delay_s * 1000
 
 
 def test_refused_destination_is_terminal() -> None:
-    decision = decide(
-        SCHEDULE, attempts_made=1, status_code=None, now_ms=NOW, jitter_key="d", unsafe=True
-    )
+    decision = decide(SCHEDULE, attempts_made=1, status_code=None, now_ms=NOW, jitter_key="d", unsafe=True)
     assert decision.state is DeliveryState.FAILED
 
 

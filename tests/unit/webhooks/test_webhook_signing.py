@@ -48,9 +48,7 @@ def _crypto_verify(public: bytes, headers: dict[str, str], body: bytes) -> None:
         f"v1.ed25519.{headers['X-Turnkey-Signature-Key-Id']}."
         f"{headers['X-Turnkey-Timestamp']}.{headers['X-Turnkey-Event-Id']}."
     ).encode() + body
-    Ed25519PublicKey.from_public_bytes(public).verify(
-        bytes.fromhex(headers["X-Turnkey-Signature"]), message
-    )
+    Ed25519PublicKey.from_public_bytes(public).verify(bytes.fromhex(headers["X-Turnkey-Signature"]), message)
 
 
 def test_key_matches_rfc8032_vector_under_cryptography() -> None:
@@ -173,9 +171,7 @@ def test_ring_without_active_key_refuses_to_sign() -> None:
 
 def test_ring_refuses_duplicate_key_ids() -> None:
     with pytest.raises(WebhookKeyInvalid):
-        WebhookKeyRing(
-            (WebhookSigningKey.generate(key_id="a"), WebhookSigningKey.generate(key_id="a"))
-        )
+        WebhookKeyRing((WebhookSigningKey.generate(key_id="a"), WebhookSigningKey.generate(key_id="a")))
 
 
 def test_key_repr_does_not_show_the_seed() -> None:

@@ -1,0 +1,41 @@
+"""Plugging webhooks into the shared mechanisms (listed in ``infra/extensions.py``).
+
+* the outbox listener on every activity creation and status change;
+* a worker hook that opens the signing key ring under the data directory and publishes its
+  public keys for the JWKS endpoint (worker, embedded and CLI roles only: the ingress never
+  opens the private ring).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from infra.activities import lifecycle
+from infra.bootstrap import WORKER_HOOKS, Services
+from infra.clock import now_ms
+from infra.webhooks import keystore, outbox
+
+log = logging.getLogger(__name__)
+
+#: ``services.extras`` key of the :class:`~infra.webhooks.keystore.KeyRingFile`.
+KEYRING = "webhook_keyring"
+
+
+def open_keyring(services: Services) -> None:
+    """Worker hook: load (or create) the ring and publish its public keys."""
+    holder = keystore.KeyRingFile(keystore.keyring_path(services.settings.data_dir), now_ms=now_ms())
+    services.extras[KEYRING] = holder
+    try:
+        with services.uow() as uow:
+            keystore.publish(uow.session, holder.ring())
+            uow.commit()
+    except SQLAlchemyError:
+        log.warning("webhook signing keys not published (database not migrated yet?)")
+
+
+if outbox.on_activity_change not in lifecycle.LISTENERS:
+    lifecycle.LISTENERS.append(outbox.on_activity_change)
+if open_keyring not in WORKER_HOOKS:
+    WORKER_HOOKS.append(open_keyring)

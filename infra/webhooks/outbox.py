@@ -1,0 +1,151 @@
+"""The webhook outbox: delivery rows written in the activity's own transaction.
+
+:func:`on_activity_change` is an ``infra.activities.lifecycle`` listener. On every activity
+creation and status change it finds the active endpoints subscribed to ``ACTIVITY_UPDATES`` in
+the activity's organization and every ancestor, renders the full activity object once, and
+inserts one ``webhook_deliveries`` row per endpoint (``PENDING``, due now). The rows commit or
+roll back with the change, so a crash can neither lose an event nor invent one; the event id is
+derived from (activity id, status), and ``(event_id, endpoint_id)`` is unique, so writing the
+same change twice adds nothing.
+
+The legacy ``FEATURE_NAME_WEBHOOK`` organization feature is mirrored as an endpoint row
+(``source = "feature"``) the first time an event needs it, and follows the feature's value.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from infra.clock import new_id, now
+from infra.db.models.activities import Activity
+from infra.db.models.organizations import Organization, OrganizationFeature
+from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
+from infra.views.activities import render_activity
+from infra.webhooks.endpoints import subscribed
+from infra.webhooks.payloads import ACTIVITY_UPDATES, WebhookEvent, activity_update_event
+from infra.webhooks.schedule import DeliveryState
+
+FEATURE_WEBHOOK = "FEATURE_NAME_WEBHOOK"
+FEATURE_ENDPOINT_NAME = "FEATURE_NAME_WEBHOOK"
+#: Organizations nest shallowly; the walk stops here even if data were cyclic.
+MAX_DEPTH = 32
+
+
+def organization_chain(session: Session, organization_id: str) -> list[str]:
+    """``organization_id`` followed by its parent, grandparent, … up to the root."""
+    chain = [organization_id]
+    current: str | None = organization_id
+    while current is not None and len(chain) <= MAX_DEPTH:
+        parent = session.scalar(select(Organization.parent_id).where(Organization.id == current))
+        if parent is None or parent in chain:
+            break
+        chain.append(parent)
+        current = parent
+    return chain
+
+
+def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> None:
+    """Make the feature-backed endpoint rows of these organizations match their feature."""
+    features = {
+        f.organization_id: f.value
+        for f in session.scalars(
+            select(OrganizationFeature).where(
+                OrganizationFeature.organization_id.in_(organization_ids),
+                OrganizationFeature.name == FEATURE_WEBHOOK,
+            )
+        )
+    }
+    mirrored = {
+        e.organization_id: e
+        for e in session.scalars(
+            select(WebhookEndpoint).where(
+                WebhookEndpoint.organization_id.in_(organization_ids),
+                WebhookEndpoint.source == SOURCE_FEATURE,
+            )
+        )
+    }
+    for org_id in organization_ids:
+        url = (features.get(org_id) or "").strip()
+        endpoint = mirrored.get(org_id)
+        if url and endpoint is None:
+            session.add(
+                WebhookEndpoint(
+                    organization_id=org_id,
+                    url=url,
+                    name=FEATURE_ENDPOINT_NAME,
+                    is_active=True,
+                    subscriptions=[{"eventType": ACTIVITY_UPDATES, "isActive": True}],
+                    source=SOURCE_FEATURE,
+                )
+            )
+        elif endpoint is not None and endpoint.url != url:
+            endpoint.url = url or endpoint.url
+            endpoint.is_active = bool(url)
+            endpoint.failing_since = None
+            endpoint.disabled_at = None
+            endpoint.version += 1
+    session.flush()
+
+
+def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
+    """Active endpoints of the organization and its ancestors subscribed to ``event_type``."""
+    chain = organization_chain(session, organization_id)
+    sync_feature_endpoints(session, chain)
+    candidates = session.scalars(
+        select(WebhookEndpoint)
+        .where(WebhookEndpoint.organization_id.in_(chain), WebhookEndpoint.is_active.is_(True))
+        .order_by(WebhookEndpoint.created_at)
+    ).all()
+    return [e for e in candidates if subscribed(e, event_type)]
+
+
+def enqueue_event(
+    session: Session,
+    event: WebhookEvent,
+    endpoints: list[WebhookEndpoint],
+    *,
+    activity_id: str | None = None,
+) -> list[str]:
+    """Insert one ``PENDING`` delivery per endpoint not already holding this event."""
+    if not endpoints:
+        return []
+    existing = set(
+        session.scalars(select(WebhookDelivery.endpoint_id).where(WebhookDelivery.event_id == event.event_id))
+    )
+    due = now()
+    body = event.body.decode("utf-8")
+    ids = []
+    for endpoint in endpoints:
+        if endpoint.id in existing:
+            continue
+        delivery = WebhookDelivery(
+            id=new_id(),
+            event_id=event.event_id,
+            event_type=event.event_type,
+            endpoint_id=endpoint.id,
+            organization_id=endpoint.organization_id,
+            subject_organization_id=event.organization_id,
+            activity_id=activity_id,
+            body=body,
+            status=DeliveryState.PENDING.value,
+            attempts=0,
+            schedule_attempts=0,
+            next_attempt_at=due,
+        )
+        session.add(delivery)
+        ids.append(delivery.id)
+    session.flush()
+    return ids
+
+
+def on_activity_change(session: Session, activity: Activity, previous: str | None) -> None:
+    """Lifecycle listener: write the ``ACTIVITY_UPDATES`` outbox rows for this change."""
+    if previous is not None and previous == activity.status:
+        return
+    session.flush()
+    endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES)
+    if not endpoints:
+        return
+    event = activity_update_event(render_activity(session, activity, None))
+    enqueue_event(session, event, endpoints, activity_id=activity.id)

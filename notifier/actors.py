@@ -1,0 +1,289 @@
+"""The ``deliver_webhook(delivery_id)`` actor: one attempt of one outbox row.
+
+The row, not the message, is the truth. An attempt:
+
+1. loads the delivery; anything but ``PENDING`` (already succeeded or failed) is left alone,
+   so a redelivered or duplicated message never sends a succeeded delivery again;
+2. takes a short lease (``sending_until``/``sending_token``) with a conditional UPDATE, so two
+   copies of the message cannot send at the same time, and commits it;
+3. signs afresh (new timestamp, same event id) and POSTs once (``notifier.delivery``) outside
+   any transaction;
+4. records the attempt, moves the row by the retry schedule and, when a retry is due later,
+   sends itself again with a broker delay after commit; updates the endpoint's health and
+   disables an endpoint that has failed for days.
+
+If the process dies during step 3 the lease expires and the relay (``notifier.sweeper``)
+dispatches the row again: the receiver may then see the event twice, with the same event id
+(at-least-once, as every webhook system documents).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import dramatiq
+from sqlalchemy import or_, update
+
+from infra.bootstrap import Services
+from infra.clock import as_utc, new_id, now, now_ms
+from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from infra.execution import TRANSIENT
+from infra.messaging import contracts
+from infra.webhooks import endpoints as endpoint_rules
+from infra.webhooks.destinations import AllowList, Resolver, system_resolver
+from infra.webhooks.extension import KEYRING
+from infra.webhooks.keystore import KeyRingFile, keyring_path
+from infra.webhooks.schedule import (
+    DEFAULT_DISABLE_AFTER_MS,
+    AttemptClass,
+    DeliveryState,
+    RetrySchedule,
+    classify,
+    decide,
+    failing_too_long,
+)
+from infra.webhooks.signing import sign_delivery
+from notifier.delivery import AttemptRecord, DeliveryConfig, attempt_delivery
+
+log = logging.getLogger(__name__)
+
+#: A message may arrive this much before the row's due time and still be acted on.
+EARLY_SLACK = timedelta(seconds=1)
+
+
+@dataclass
+class Notifier:
+    """What the deliver actor runs with (built once per process by :func:`declare`)."""
+
+    services: Services
+    keys: KeyRingFile
+    allow: AllowList
+    schedule: RetrySchedule = field(default_factory=RetrySchedule)
+    config: DeliveryConfig = field(default_factory=DeliveryConfig)
+    resolver: Resolver = system_resolver
+    disable_after_ms: int = DEFAULT_DISABLE_AFTER_MS
+
+    @property
+    def lease(self) -> timedelta:
+        """Longest one attempt can take, plus a margin: the sending lease."""
+        cfg = self.config
+        seconds = (
+            cfg.transport_attempts * (cfg.connect_timeout_s + cfg.transport_wait_max_s)
+            + 2 * cfg.read_timeout_s
+            + 5
+        )
+        return timedelta(seconds=seconds)
+
+    @property
+    def dispatch_grace(self) -> timedelta:
+        """How long a queued message is trusted before the relay dispatches the row again."""
+        return timedelta(seconds=max(60, 6 * self.services.settings.sweep_interval_s))
+
+
+@dataclass(frozen=True)
+class _Claim:
+    url: str
+    body: bytes
+    event_id: str
+    event_type: str
+    subject_organization_id: str
+    token: str
+
+
+def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
+    """Lease a due PENDING delivery; return why not otherwise."""
+    at = now()
+    with notifier.services.uow() as uow:
+        session = uow.session
+        delivery = session.get(WebhookDelivery, delivery_id)
+        if delivery is None:
+            return "missing"
+        if delivery.status != DeliveryState.PENDING.value:
+            return "settled"
+        if as_utc(delivery.next_attempt_at) > at + EARLY_SLACK:
+            return "not due"
+        token = new_id()
+        claimed = session.execute(
+            update(WebhookDelivery)
+            .where(
+                WebhookDelivery.id == delivery_id,
+                WebhookDelivery.status == DeliveryState.PENDING.value,
+                or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+            )
+            .values(
+                sending_until=at + notifier.lease,
+                sending_token=token,
+                dispatched_until=None,
+                version=WebhookDelivery.version + 1,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            return "busy"
+        endpoint = session.get(WebhookEndpoint, delivery.endpoint_id)
+        if endpoint is None or not endpoint.is_active:
+            session.refresh(delivery)
+            delivery.status = DeliveryState.FAILED.value
+            delivery.last_error = "endpoint is not active"
+            delivery.sending_until = None
+            delivery.sending_token = None
+            uow.commit()
+            return "endpoint inactive"
+        claim = _Claim(
+            url=endpoint.url,
+            body=delivery.body.encode("utf-8"),
+            event_id=delivery.event_id,
+            event_type=delivery.event_type,
+            subject_organization_id=delivery.subject_organization_id,
+            token=token,
+        )
+        uow.commit()
+        return claim
+
+
+def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
+    timestamp_ms = now_ms()
+    key = notifier.keys.ring().signing_key(timestamp_ms)
+    headers = sign_delivery(
+        key,
+        body=claim.body,
+        event_id=claim.event_id,
+        event_type=claim.event_type,
+        organization_id=claim.subject_organization_id,
+        timestamp_ms=timestamp_ms,
+    )
+    return attempt_delivery(
+        claim.url,
+        claim.body,
+        headers,
+        allow=notifier.allow,
+        config=notifier.config,
+        resolver=notifier.resolver,
+    )
+
+
+def _update_health(
+    notifier: Notifier, session: Any, endpoint_id: str, record: AttemptRecord, at: datetime
+) -> None:
+    """Track how long the endpoint has failed; disable it after days without success."""
+    ok = not record.refused and classify(record.status_code) is AttemptClass.SUCCESS
+    condition = WebhookEndpoint.failing_since.is_not(None) if ok else WebhookEndpoint.failing_since.is_(None)
+    session.execute(
+        update(WebhookEndpoint)
+        .where(WebhookEndpoint.id == endpoint_id, condition)
+        .values(failing_since=None if ok else at)
+        .execution_options(synchronize_session=False)
+    )
+    if ok:
+        return
+    endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
+    if endpoint is None or not endpoint.is_active or endpoint.failing_since is None:
+        return
+    since_ms = int(as_utc(endpoint.failing_since).timestamp() * 1000)
+    at_ms = int(at.timestamp() * 1000)
+    if failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
+        days = (at_ms - since_ms) / 86_400_000
+        endpoint_rules.disable_endpoint(
+            session, endpoint, f"disabled after failing for {days:.1f} days without success", at
+        )
+        log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
+
+
+def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: AttemptRecord) -> str:
+    at = now()
+    with notifier.services.uow() as uow:
+        session = uow.session
+        delivery = session.get(WebhookDelivery, delivery_id, populate_existing=True)
+        if delivery is None:
+            return "missing"
+        number = delivery.attempts + 1
+        decision = decide(
+            notifier.schedule,
+            attempts_made=delivery.schedule_attempts + 1,
+            status_code=record.status_code,
+            now_ms=int(at.timestamp() * 1000),
+            jitter_key=delivery.id,
+            retry_after_s=record.retry_after_s,
+            unsafe=record.refused,
+        )
+        session.add(
+            WebhookAttempt(
+                delivery_id=delivery.id,
+                number=number,
+                started_at=datetime.fromtimestamp(record.started_at_ms / 1000, tz=at.tzinfo),
+                latency_ms=record.latency_ms,
+                status_code=record.status_code,
+                response_excerpt=record.response_excerpt,
+                error=record.error,
+                address=record.address,
+                outcome=decision.state.value,
+            )
+        )
+        delivery.attempts = number
+        if delivery.sending_token != claim.token or delivery.status != DeliveryState.PENDING.value:
+            uow.commit()  # the lease was lost: keep the log, leave the state to its new owner
+            return "lease lost"
+        delivery.schedule_attempts += 1
+        delivery.status = decision.state.value
+        delivery.last_status_code = record.status_code
+        delivery.last_error = record.error if record.error else None
+        delivery.sending_until = None
+        delivery.sending_token = None
+        if decision.state is DeliveryState.SUCCEEDED:
+            delivery.delivered_at = at
+        if decision.next_attempt_at_ms is not None:
+            due = datetime.fromtimestamp(decision.next_attempt_at_ms / 1000, tz=at.tzinfo)
+            delivery.next_attempt_at = due
+            delivery.dispatched_until = due + notifier.dispatch_grace
+            delay_ms = max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
+            broker = notifier.services.broker
+            uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+        _update_health(notifier, session, delivery.endpoint_id, record, at)
+        uow.commit()
+        return decision.state.value
+
+
+def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
+    """Attempt delivery ``delivery_id`` once; returns what happened (for logs and tests)."""
+    claim = _claim(notifier, delivery_id)
+    if isinstance(claim, str):
+        return claim
+    record = _send(notifier, claim)
+    return _record(notifier, delivery_id, claim, record)
+
+
+def build_notifier(services: Services, **overrides: Any) -> Notifier:
+    """The notifier of this process (its key ring comes from the worker hook)."""
+    keys = services.extras.get(KEYRING)
+    if keys is None:
+        keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
+        services.extras[KEYRING] = keys
+    allow = endpoint_rules.allow_list(services.settings.webhook_allow)
+    return Notifier(services=services, keys=keys, allow=allow, **overrides)
+
+
+def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
+    """Declare ``deliver_webhook`` on ``services.broker``."""
+    notifier = build_notifier(services)
+
+    def _deliver(delivery_id: str) -> None:
+        outcome = deliver_webhook(notifier, delivery_id)
+        log.debug("webhook delivery %s: %s", delivery_id, outcome)
+
+    decorate = dramatiq.actor(
+        broker=services.broker,
+        actor_name=contracts.DELIVER_WEBHOOK,
+        queue_name=contracts.ACTORS[contracts.DELIVER_WEBHOOK],
+        # Only infrastructure failures (database down) reach the broker; HTTP outcomes are
+        # recorded on the row and rescheduled by the retry schedule, never raised.
+        max_retries=10,
+        min_backoff=500,
+        max_backoff=60_000,
+        time_limit=int(notifier.lease.total_seconds() * 1000) + 30_000,
+        retry_when=lambda retries, ex: isinstance(ex, TRANSIENT) and retries < 10,
+    )
+    actor: dramatiq.Actor[[str], None] = decorate(_deliver)
+    return [actor]

@@ -1,0 +1,291 @@
+"""Outbox rows, delivery attempts, retries, replay and endpoint disabling, in one process."""
+
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from sqlalchemy import func, select, update
+
+from infra.clock import now, now_ms
+from infra.db.models.activities import Activity
+from infra.db.models.organizations import OrganizationFeature
+from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from infra.webhooks.keystore import jwks_from_database
+from infra.webhooks.payloads import activity_event_id
+from infra.webhooks.replay import replay_failed
+from notifier.actors import deliver_webhook
+from notifier.sweeper import relay_once
+from tests.support.webhook_receiver import Reply, WebhookReceiver
+from tests.support.webhook_world import World
+
+
+def _deliveries(world: World) -> list[WebhookDelivery]:
+    with world.services.session_factory() as session:
+        return list(session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.created_at)))
+
+
+def _make_due(world: World, delivery_id: str) -> None:
+    with world.services.uow() as uow:
+        uow.session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id == delivery_id)
+            .values(next_attempt_at=now() - timedelta(seconds=1))
+        )
+        uow.commit()
+
+
+def _state(world: World, delivery_id: str) -> WebhookDelivery:
+    with world.services.session_factory() as session:
+        row = session.get(WebhookDelivery, delivery_id)
+        assert row is not None
+        return row
+
+
+def test_submission_and_status_change_write_rows_with_stable_event_ids(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    activity_id = world.submit(world.root_id)
+    world.complete(activity_id)
+    rows = _deliveries(world)
+    assert [r.event_id for r in rows] == [
+        activity_event_id(activity_id, "ACTIVITY_STATUS_PENDING"),
+        activity_event_id(activity_id, "ACTIVITY_STATUS_COMPLETED"),
+    ]
+    assert all(r.status == "PENDING" for r in rows)
+
+
+def test_rolled_back_activity_leaves_no_outbox_rows(world: World, receiver: WebhookReceiver) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id, commit=False)
+    assert _deliveries(world) == []
+
+
+def test_parent_endpoint_receives_sub_organization_events(world: World, receiver: WebhookReceiver) -> None:
+    parent = world.add_endpoint(world.root_id, receiver.url + "?who=parent")
+    child = world.add_endpoint(world.sub_id, receiver.url + "?who=child")
+    world.submit(world.sub_id)
+    world.submit(world.root_id)
+    rows = _deliveries(world)
+    assert sorted((r.endpoint_id, r.subject_organization_id) for r in rows) == sorted(
+        [(parent, world.sub_id), (child, world.sub_id), (parent, world.root_id)]
+    )
+    sub_rows = [r for r in rows if r.subject_organization_id == world.sub_id]
+    assert sub_rows[0].event_id == sub_rows[1].event_id
+
+
+def test_unsubscribed_and_inactive_endpoints_get_nothing(world: World, receiver: WebhookReceiver) -> None:
+    world.add_endpoint(world.root_id, receiver.url, subscriptions=[])
+    world.add_endpoint(
+        world.root_id,
+        receiver.url,
+        subscriptions=[{"eventType": "ACTIVITY_UPDATES", "isActive": False}],
+    )
+    world.add_endpoint(
+        world.root_id, receiver.url, subscriptions=[{"eventType": "BALANCE_CONFIRMED_UPDATES"}]
+    )
+    world.submit(world.root_id)
+    assert _deliveries(world) == []
+
+
+def test_delivery_is_signed_with_a_key_from_the_published_jwks(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    activity_id = world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    (got,) = receiver.wait_for(1)
+    with world.services.session_factory() as session:
+        doc = jwks_from_database(session, now_ms=now_ms())
+    entry = next(k for k in doc["keys"] if k["kid"] == got.header("X-Turnkey-Signature-Key-Id"))
+    public = base64.urlsafe_b64decode(entry["x"] + "=" * (-len(entry["x"]) % 4))
+    message = (
+        f"v1.ed25519.{entry['kid']}.{got.header('X-Turnkey-Timestamp')}.{got.header('X-Turnkey-Event-Id')}."
+    ).encode() + got.body
+    Ed25519PublicKey.from_public_bytes(public).verify(
+        bytes.fromhex(got.header("X-Turnkey-Signature") or ""), message
+    )
+    payload = got.json()
+    assert payload["id"] == activity_id and payload["status"] == "ACTIVITY_STATUS_PENDING"
+    assert got.header("X-Turnkey-Organization-Id") == world.root_id
+    assert got.header("X-Turnkey-Event-Type") == "ACTIVITY_UPDATES"
+
+
+def test_server_error_then_success_retries_with_same_event_and_records_attempts(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    receiver.script([Reply(500, b"try later")])
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+
+    assert deliver_webhook(world.notifier, row.id) == "PENDING"
+    pending = _state(world, row.id)
+    assert pending.next_attempt_at is not None and pending.last_status_code == 500
+    assert deliver_webhook(world.notifier, row.id) == "not due"
+    queued = world.services.broker.queues["notifications.DQ"]
+    assert queued.qsize() == 1  # the long delay travels through the broker
+
+    _make_due(world, row.id)
+    assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    assert deliver_webhook(world.notifier, row.id) == "settled"
+    got = receiver.wait_for(2)
+    assert [r.status for r in got] == [500, 200]
+    assert got[0].header("X-Turnkey-Event-Id") == got[1].header("X-Turnkey-Event-Id")
+    with world.services.session_factory() as session:
+        attempts = session.scalars(
+            select(WebhookAttempt).where(WebhookAttempt.delivery_id == row.id).order_by(WebhookAttempt.number)
+        ).all()
+    assert [(a.number, a.status_code, a.response_excerpt, a.outcome) for a in attempts] == [
+        (1, 500, "try later", "PENDING"),
+        (2, 200, "ok", "SUCCEEDED"),
+    ]
+    assert all(a.latency_ms >= 0 for a in attempts)
+
+
+def test_receiver_down_then_up_delivers_once(world: World, receiver: WebhookReceiver) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    receiver.stop()
+    assert deliver_webhook(world.notifier, row.id) == "PENDING"
+    assert _state(world, row.id).last_error
+    receiver.start()
+    _make_due(world, row.id)
+    assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    assert receiver.accepted_event_ids() == [row.event_id]
+
+
+def test_terminal_failure_then_replay_by_id(world: World, receiver: WebhookReceiver) -> None:
+    receiver.script([Reply(404)])
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    assert deliver_webhook(world.notifier, row.id) == "FAILED"
+    with world.services.uow() as uow:
+        assert replay_failed(uow.session, delivery_ids=[row.id]) == [row.id]
+        uow.commit()
+    assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    with world.services.uow() as uow:
+        assert replay_failed(uow.session, delivery_ids=[row.id]) == []  # succeeded: never again
+    assert [r.status for r in receiver.wait_for(2)] == [404, 200]
+
+
+def test_replay_by_time_range_only_touches_failed_rows_in_range(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    receiver.script([Reply(410), Reply(410)])
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    world.submit(world.root_id)
+    first, second = _deliveries(world)
+    assert deliver_webhook(world.notifier, first.id) == "FAILED"
+    assert deliver_webhook(world.notifier, second.id) == "FAILED"
+    with world.services.uow() as uow:
+        replayed = replay_failed(
+            uow.session,
+            since=now() - timedelta(minutes=5),
+            until=now() + timedelta(minutes=5),
+            organization_id=world.root_id,
+        )
+        assert replayed == [] or sorted(replayed) == sorted([first.id, second.id])
+        assert replay_failed(uow.session, since=now() + timedelta(minutes=5)) == []
+        uow.commit()
+    assert {_state(world, first.id).status, _state(world, second.id).status} == {"PENDING"}
+
+
+def test_relay_dispatches_due_rows_once_within_grace(world: World, receiver: WebhookReceiver) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    grace = timedelta(seconds=60)
+    assert relay_once(world.services, grace=grace) == 1
+    assert relay_once(world.services, grace=grace) == 0
+    queue = world.services.broker.queues["notifications"]
+    assert queue.qsize() == 1
+
+
+def test_second_copy_of_a_message_is_refused_while_the_first_is_sending(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    import threading
+
+    receiver.script([Reply(hang=True)])
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    outcome: list[str] = []
+    first = threading.Thread(target=lambda: outcome.append(deliver_webhook(world.notifier, row.id)))
+    first.start()
+    receiver.wait_for(1)
+    assert deliver_webhook(world.notifier, row.id) == "busy"
+    receiver.release()
+    first.join(10)
+    assert outcome == ["SUCCEEDED"]
+    assert len(receiver.requests) == 1
+
+
+def test_endpoint_failing_for_days_is_disabled_and_shown_as_an_activity(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    receiver.script([Reply(503)])
+    endpoint_id = world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    with world.services.uow() as uow:
+        uow.session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id == endpoint_id)
+            .values(failing_since=now() - timedelta(days=6))
+        )
+        uow.commit()
+    assert deliver_webhook(world.notifier, row.id) == "PENDING"
+    with world.services.session_factory() as session:
+        endpoint = session.get(WebhookEndpoint, endpoint_id)
+        assert endpoint is not None and not endpoint.is_active and endpoint.disabled_at
+        shown = session.scalars(
+            select(Activity).where(
+                Activity.organization_id == world.root_id,
+                Activity.type == "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT",
+            )
+        ).all()
+    assert len(shown) == 1 and shown[0].status == "ACTIVITY_STATUS_COMPLETED"
+    assert shown[0].intent == {"updateWebhookEndpointIntent": {"endpointId": endpoint_id, "isActive": False}}
+    _make_due(world, row.id)
+    assert deliver_webhook(world.notifier, row.id) == "endpoint inactive"
+
+
+def test_success_clears_the_failing_since_mark(world: World, receiver: WebhookReceiver) -> None:
+    endpoint_id = world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    with world.services.uow() as uow:
+        uow.session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id == endpoint_id)
+            .values(failing_since=now() - timedelta(days=1))
+        )
+        uow.commit()
+    (row,) = _deliveries(world)
+    assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    with world.services.session_factory() as session:
+        endpoint = session.get(WebhookEndpoint, endpoint_id)
+        assert endpoint is not None and endpoint.failing_since is None
+
+
+def test_legacy_webhook_feature_receives_activity_updates(world: World, receiver: WebhookReceiver) -> None:
+    with world.services.uow() as uow:
+        uow.session.add(
+            OrganizationFeature(
+                organization_id=world.root_id, name="FEATURE_NAME_WEBHOOK", value=receiver.url
+            )
+        )
+        uow.commit()
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    assert len(receiver.wait_for(1)) == 1
+    with world.services.session_factory() as session:
+        count = session.scalar(select(func.count()).select_from(WebhookEndpoint))
+    assert count == 1
