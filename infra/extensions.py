@@ -11,10 +11,7 @@ from __future__ import annotations
 import importlib
 
 MODULES: tuple[str, ...] = (
-    "infra.policies",
-    "infra.votes",
     "infra.webhooks.extension",
-    "infra.wallets.extension",
 )
 
 _loaded = False
