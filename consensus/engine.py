@@ -181,16 +181,12 @@ def evaluate_policy(policy: Policy, env: Mapping[str, Any]) -> PolicyOutcome:
         return PolicyOutcome(policy.policy_id, Outcome.ERROR, ex.message)
     if policy.effect == Effect.DENY:
         applies = condition and consensus
-        return PolicyOutcome(
-            policy.policy_id, Outcome.DENY_EXPLICIT if applies else Outcome.DENY_IMPLICIT
-        )
+        return PolicyOutcome(policy.policy_id, Outcome.DENY_EXPLICIT if applies else Outcome.DENY_IMPLICIT)
     if policy.effect != Effect.ALLOW:
         return PolicyOutcome(policy.policy_id, Outcome.ERROR, f"unknown effect {policy.effect}")
     if not condition:
         return PolicyOutcome(policy.policy_id, Outcome.DENY_IMPLICIT)
-    return PolicyOutcome(
-        policy.policy_id, Outcome.ALLOW if consensus else Outcome.REQUIRES_CONSENSUS
-    )
+    return PolicyOutcome(policy.policy_id, Outcome.ALLOW if consensus else Outcome.REQUIRES_CONSENSUS)
 
 
 def variables_for(proposal: Proposal) -> dict[str, Any]:
@@ -220,9 +216,7 @@ def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None
         return None
     if roots:
         threshold = quorum.threshold if quorum else 0
-        return Decision(
-            Outcome.REQUIRES_CONSENSUS, f"root quorum not met yet ({len(roots)}/{threshold})"
-        )
+        return Decision(Outcome.REQUIRES_CONSENSUS, f"root quorum not met yet ({len(roots)}/{threshold})")
     return Decision(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 
 MODULES: tuple[str, ...] = (
+    "infra.policies",
+    "infra.votes",
     "infra.webhooks.extension",
 )
 

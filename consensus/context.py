@@ -1,0 +1,110 @@
+"""Condition variables of one activity: ``wallet``, ``wallets``, ``wallet_account``,
+``private_key``, ``eth.tx`` and ``eth.eip_712`` (PROTOCOL.md §8.3).
+
+Built from the activity's parameters and the organization's wallet rows. Anything that cannot
+be resolved (an unknown ``signWith``, an undecodable transaction) is simply left out: a policy
+that reads it evaluates to ``OUTCOME_ERROR``, and the activity itself fails with the precise
+error when it executes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from infra.db.models.wallets import PrivateKey, Wallet
+from infra.errors import WalletError
+from infra.ethereum import decode_unsigned_transaction
+from infra.policy.variables import (
+    activity_kind,
+    eip712_variable,
+    private_key_variable,
+    wallet_account_variable,
+    wallet_variable,
+)
+from infra.wallets.store import resolve_sign_with
+
+EIP712 = "PAYLOAD_ENCODING_EIP712"
+ETHEREUM = "TRANSACTION_TYPE_ETHEREUM"
+
+
+def _wallet(row: Wallet) -> dict[str, Any]:
+    return wallet_variable(row.id, label=row.name, imported=row.imported, exported=row.exported)
+
+
+def _private_key(row: PrivateKey) -> dict[str, Any]:
+    return private_key_variable(
+        row.id, tags=row.tags or [], label=row.name, imported=row.imported, exported=row.exported
+    )
+
+
+def _signer(session: Session, organization_id: str, sign_with: str) -> dict[str, Any]:
+    try:
+        target = resolve_sign_with(session, organization_id, sign_with)
+    except WalletError:
+        return {}
+    found: dict[str, Any] = {}
+    if target.wallet is not None:
+        found["wallet"] = _wallet(target.wallet)
+    if target.account is not None:
+        found["wallet_account"] = wallet_account_variable(target.account.address)
+    if target.private_key is not None:
+        found["private_key"] = _private_key(target.private_key)
+    return found
+
+
+def _eth(kind: str, params: Mapping[str, Any], sender: str) -> dict[str, Any]:
+    if kind == "SIGN_TRANSACTION" and params.get("type") == ETHEREUM:
+        try:
+            tx = decode_unsigned_transaction(str(params.get("unsignedTransaction", "")))
+        except WalletError:
+            return {}
+        return {"tx": tx.policy_view(sender)}
+    if kind in ("SIGN_RAW_PAYLOAD", "SIGN_RAW_PAYLOADS") and params.get("encoding") == EIP712:
+        payload = params.get("payload") or next(iter(params.get("payloads") or []), "")
+        try:
+            typed = json.loads(payload)
+        except (TypeError, ValueError):
+            return {}
+        return {"eip_712": eip712_variable(typed)} if isinstance(typed, dict) else {}
+    return {}
+
+
+def _wallets(session: Session, organization_id: str, ids: list[str]) -> list[dict[str, Any]]:
+    rows = session.scalars(
+        select(Wallet).where(Wallet.id.in_(ids), Wallet.organization_id == organization_id)
+    )
+    return [_wallet(w) for w in rows]
+
+
+def condition_context(
+    session: Session, organization_id: str, activity_type: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The condition variables ``activity_type`` with ``params`` exposes."""
+    kind = activity_kind(activity_type)
+    context: dict[str, Any] = {}
+    sign_with = params.get("signWith") or params.get("address")
+    if isinstance(sign_with, str) and sign_with:
+        context.update(_signer(session, organization_id, sign_with))
+    wallet_id = params.get("walletId")
+    if isinstance(wallet_id, str) and "wallet" not in context:
+        wallet = session.get(Wallet, wallet_id)
+        if wallet is not None and wallet.organization_id == organization_id:
+            context["wallet"] = _wallet(wallet)
+    wallet_ids = params.get("walletIds")
+    if isinstance(wallet_ids, list):
+        context["wallets"] = _wallets(session, organization_id, [str(i) for i in wallet_ids])
+    key_id = params.get("privateKeyId")
+    if isinstance(key_id, str) and "private_key" not in context:
+        key = session.get(PrivateKey, key_id)
+        if key is not None and key.organization_id == organization_id:
+            context["private_key"] = _private_key(key)
+    sender = context.get("wallet_account", {}).get("address", "")
+    eth = _eth(kind, params, sender)
+    if eth:
+        context["eth"] = eth
+    return context

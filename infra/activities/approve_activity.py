@@ -1,0 +1,34 @@
+"""``approve_activity``: approve an activity awaiting consensus, named by its fingerprint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.messaging import queues
+from infra.votes import APPROVED, cast_vote
+from infra.wiremodel import WireModel
+
+
+class Params(WireModel):
+    """``v1ApproveActivityIntent``: the full ``sha256:…`` fingerprint of the target."""
+
+    fingerprint: str
+
+
+def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    target = cast_vote(ctx, params.fingerprint, APPROVED)
+    return {"activityId": target.id}
+
+
+SPEC = ActivitySpec(
+    path="approve_activity",
+    versions=(
+        Version("ACTIVITY_TYPE_APPROVE_ACTIVITY", Params, "approveActivityIntent", "approveActivityResult"),
+    ),
+    execute=execute,
+    pool=queues.ACCOUNTS,
+    resource="ACTIVITY",
+    action="APPROVE",
+    consensus_vote=True,
+)

@@ -1,0 +1,34 @@
+"""``reject_activity``: reject an activity awaiting consensus; it ends REJECTED."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.messaging import queues
+from infra.votes import REJECTED, cast_vote
+from infra.wiremodel import WireModel
+
+
+class Params(WireModel):
+    """``v1RejectActivityIntent``: the full ``sha256:…`` fingerprint of the target."""
+
+    fingerprint: str
+
+
+def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    target = cast_vote(ctx, params.fingerprint, REJECTED)
+    return {"activityId": target.id}
+
+
+SPEC = ActivitySpec(
+    path="reject_activity",
+    versions=(
+        Version("ACTIVITY_TYPE_REJECT_ACTIVITY", Params, "rejectActivityIntent", "rejectActivityResult"),
+    ),
+    execute=execute,
+    pool=queues.ACCOUNTS,
+    resource="ACTIVITY",
+    action="REJECT",
+    consensus_vote=True,
+)
