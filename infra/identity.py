@@ -21,10 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Table, select, update
 from sqlalchemy.orm import Session
 
 from infra.clock import wire_timestamp
+from infra.db.base import Base
 from infra.db.models.identity import (
     Invitation,
     OauthProvider,
@@ -50,9 +51,7 @@ def validate_contacts(params: Any, field: str) -> None:
         InvalidRequest: naming the field.
     """
     optional_email_address(getattr(params, "user_email", None), field=f"{field}.userEmail")
-    optional_phone_number(
-        getattr(params, "user_phone_number", None), field=f"{field}.userPhoneNumber"
-    )
+    optional_phone_number(getattr(params, "user_phone_number", None), field=f"{field}.userPhoneNumber")
 
 
 # --------------------------------------------------------------------------- OAuth providers
@@ -99,9 +98,7 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
         try:
             claims = oidc_claims_unverified(token)
         except ValueError as ex:
-            raise InvalidRequest(
-                f"oidcToken is not a JWT: {ex}", field=f"{field}.oidcToken"
-            ) from ex
+            raise InvalidRequest(f"oidcToken is not a JWT: {ex}", field=f"{field}.oidcToken") from ex
     if not isinstance(claims, Mapping):
         raise InvalidRequest("oidcClaims must be an object", field=f"{field}.oidcClaims")
     audience = claims.get("aud")
@@ -109,9 +106,7 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
         audience = audience[0] if audience else None
     values = (claims.get("iss"), audience, claims.get("sub"))
     if not all(isinstance(v, str) and v for v in values):
-        raise InvalidRequest(
-            "OIDC claims need non-empty iss, sub and aud", field=f"{field}.oidcClaims"
-        )
+        raise InvalidRequest("OIDC claims need non-empty iss, sub and aud", field=f"{field}.oidcClaims")
     issuer, aud, subject = (str(v) for v in values)
     return name, issuer, aud, subject
 
@@ -141,8 +136,7 @@ def add_oauth_provider(
     )
     if clash is not None:
         raise AlreadyExists(
-            "an OAuth provider with this issuer, audience and subject already "
-            "exists in the organization"
+            "an OAuth provider with this issuer, audience and subject already exists in the organization"
         )
     row = OauthProvider(
         organization_id=organization_id,
@@ -195,9 +189,7 @@ def tag_in_org(session: Session, organization_id: str, tag_id: str, tag_type: st
     return tag
 
 
-def create_tag(
-    session: Session, organization_id: str, tag_type: str, name: str, now: datetime
-) -> Tag:
+def create_tag(session: Session, organization_id: str, tag_type: str, name: str, now: datetime) -> Tag:
     """A new tag; names are unique per organization and tag type.
 
     Raises:
@@ -261,6 +253,68 @@ def assign_user_tag(session: Session, tag: Tag, user_ids: Iterable[str]) -> None
     session.flush()
 
 
+# --------------------------------------------------------------------------- private-key tags
+
+
+def _private_keys_table() -> Table | None:
+    table = Base.metadata.tables.get("private_keys")
+    return table if isinstance(table, Table) and "tags" in table.c else None
+
+
+def private_keys_in_org(session: Session, organization_id: str, key_ids: Iterable[str]) -> list[str]:
+    """The private key ids named (deduplicated), or a 404 naming the missing ones."""
+    wanted = list(dict.fromkeys(key_ids))
+    if not wanted:
+        return []
+    table = _private_keys_table()
+    found: set[str] = set()
+    if table is not None:
+        found = set(
+            session.scalars(
+                select(table.c.id).where(table.c.id.in_(wanted), table.c.organization_id == organization_id)
+            )
+        )
+    missing = [k for k in wanted if k not in found]
+    if missing:
+        raise NotFound(f"private keys not found in organization: {', '.join(missing)}")
+    return wanted
+
+
+def private_keys_tagged(session: Session, organization_id: str, tag_ids: Iterable[str]) -> list[str]:
+    """Ids of the organization's private keys carrying any of ``tag_ids``."""
+    table = _private_keys_table()
+    wanted = set(tag_ids)
+    if table is None or not wanted:
+        return []
+    rows = session.execute(select(table.c.id, table.c.tags).where(table.c.organization_id == organization_id))
+    return [key_id for key_id, tags in rows if wanted & set(tags or [])]
+
+
+def retag_private_keys(
+    session: Session,
+    organization_id: str,
+    key_ids: Iterable[str],
+    *,
+    add: Iterable[str] = (),
+    remove: Iterable[str] = (),
+) -> None:
+    """Add/remove tag ids on private keys (stored in ``private_keys.tags``)."""
+    table = _private_keys_table()
+    ids = list(key_ids)
+    if table is None or not ids:
+        return
+    adding, removing = list(add), set(remove)
+    rows = session.execute(
+        select(table.c.id, table.c.tags).where(
+            table.c.id.in_(ids), table.c.organization_id == organization_id
+        )
+    ).all()
+    for key_id, tags in rows:
+        current = [t for t in (tags or []) if t not in removing]
+        current += [t for t in adding if t not in current]
+        session.execute(update(table).where(table.c.id == key_id).values(tags=current))
+
+
 # --------------------------------------------------------------------------- user extras
 
 
@@ -292,13 +346,9 @@ def attach_identity(
 # --------------------------------------------------------------------------- view sections
 
 
-def user_identity_section(
-    session: Session, user_ids: Sequence[str]
-) -> dict[str, dict[str, list[Any]]]:
+def user_identity_section(session: Session, user_ids: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
     """``USER_SECTIONS`` entry: ``oauthProviders`` and ``userTags`` (tag ids)."""
-    out: dict[str, dict[str, list[Any]]] = {
-        u: {"oauthProviders": [], "userTags": []} for u in user_ids
-    }
+    out: dict[str, dict[str, list[Any]]] = {u: {"oauthProviders": [], "userTags": []} for u in user_ids}
     if not user_ids:
         return out
     ids = list(user_ids)

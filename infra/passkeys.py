@@ -10,6 +10,7 @@ assertion over the raw body.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -125,9 +126,7 @@ def render_authenticator(row: Authenticator) -> dict[str, Any]:
     }
 
 
-def authenticators_section(
-    session: Session, user_ids: Sequence[str]
-) -> dict[str, dict[str, list[Any]]]:
+def authenticators_section(session: Session, user_ids: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
     """``USER_SECTIONS`` entry: each user's ``authenticators``."""
     out: dict[str, dict[str, list[Any]]] = {u: {"authenticators": []} for u in user_ids}
     if user_ids:
@@ -139,6 +138,16 @@ def authenticators_section(
         for row in rows:
             out[row.user_id]["authenticators"].append(render_authenticator(row))
     return out
+
+
+def vote_public_key(cose_key: str) -> str:
+    """The passkey's key as recorded on a vote: the COSE key, or its digest when too long.
+
+    Vote rows keep at most 160 characters; RS256 COSE keys are longer.
+    """
+    if len(cose_key) <= 160:
+        return cose_key
+    return "sha256:" + hashlib.sha256(cose_key.encode()).hexdigest()
 
 
 def verify_webauthn_stamp(
@@ -168,7 +177,7 @@ def verify_webauthn_stamp(
         organization_id=row.organization_id,
         credential_id=row.id,
         credential_type=CREDENTIAL_TYPE,
-        public_key=row.public_key,
+        public_key=vote_public_key(row.public_key),
         scheme=SCHEME,
         signature=stamp.signature.hex(),
     )

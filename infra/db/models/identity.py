@@ -1,14 +1,16 @@
 """Identity beyond API keys: passkeys, OAuth providers, tags, invitations, contract interfaces.
 
 Tables of the ``identity`` migration branch (``0003_identity``). Foreign keys point only at
-foundation tables (organizations, users) or at tables of this module; private-key tag
-assignments keep the private key id as plain text because private keys belong to the
-wallets concept.
+foundation tables (organizations, users) or at tables of this module. Which private keys carry
+a private-key tag is stored on the private key itself (``private_keys.tags``, the wallets
+concept's column that ``v1PrivateKey.privateKeyTags`` shows).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from datetime import datetime
+
+from sqlalchemy import DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.clock import new_id
@@ -19,9 +21,7 @@ class Authenticator(Timestamped, Base):
     """A passkey (WebAuthn credential) of a user; ``public_key`` is the base64url COSE key."""
 
     __tablename__ = "authenticators"
-    __table_args__ = (
-        Index("ix_authenticators_credential_id_org", "credential_id", "organization_id"),
-    )
+    __table_args__ = (Index("ix_authenticators_credential_id_org", "credential_id", "organization_id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     organization_id: Mapped[str] = mapped_column(
@@ -80,15 +80,6 @@ class UserTagAssignment(Base):
     )
 
 
-class PrivateKeyTagAssignment(Base):
-    """Which private keys carry which private-key tag (the key id is not a foreign key)."""
-
-    __tablename__ = "private_key_tag_assignments"
-
-    tag_id: Mapped[str] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True)
-    private_key_id: Mapped[str] = mapped_column(String(36), primary_key=True, index=True)
-
-
 class Invitation(Timestamped, Base):
     """An invitation for someone to join the organization as a user."""
 
@@ -120,3 +111,18 @@ class SmartContractInterface(Timestamped, Base):
     interface_type: Mapped[str] = mapped_column(String(64))
     label: Mapped[str] = mapped_column(String(256))
     notes: Mapped[str] = mapped_column(Text, default="")
+
+
+class DeletedOrganization(Base):
+    """A sub-organization removed by ``delete_sub_organization``.
+
+    The organization row stays (its activities, including the deleting one, remain readable)
+    but its users and credentials are gone and it is no longer listed.
+    """
+
+    __tablename__ = "deleted_organizations"
+
+    organization_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    deleted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
