@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, func, select, union
 
 from infra.auth.webauthn import normalize_credential_id
 from infra.db.base import Base
