@@ -14,6 +14,9 @@ MODULES: tuple[str, ...] = (
     "infra.policies",
     "infra.votes",
     "infra.webhooks.extension",
+    "infra.identity",
+    "infra.passkeys",
+    "infra.quotas",
 )
 
 _loaded = False
