@@ -17,6 +17,7 @@ MODULES: tuple[str, ...] = (
     "infra.identity",
     "infra.passkeys",
     "infra.quotas",
+    "infra.wallets.extension",
 )
 
 _loaded = False

@@ -14,6 +14,7 @@ from ingress import errors
 from ingress.middleware import Cors
 from ingress.resources import webhooks
 from ingress.resources.api import QueryResource, SubmitResource
+from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
 
 ROUTES: list[Callable[[falcon.App, Services], None]] = []
@@ -27,6 +28,7 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/public/v1/query/{path}", QueryResource(services))
     app.add_route("/health", HealthResource())
     app.add_route("/ready", ReadyResource(services))
+    app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
     webhooks.add(app, services)
     for add in ROUTES:
         add(app, services)

@@ -173,11 +173,15 @@ def normalize_mnemonic(mnemonic_secret: str) -> str:
 
 
 def mnemonic_to_seed(mnemonic_secret: str, passphrase_secret: str = "") -> bytes:
-    """The 64-byte BIP-39 seed (validated, cached by a digest of the inputs)."""
-    normalized = normalize_mnemonic(mnemonic_secret)
-    key = _digest(normalized.encode(), passphrase_secret.encode())
+    """The 64-byte BIP-39 seed (validated, cached by a digest of the inputs).
+
+    The cache is keyed by the digest of the text as given, so a hit skips validation and
+    PBKDF2 alike; a miss validates and normalises first.
+    """
+    key = _digest(mnemonic_secret.encode(), passphrase_secret.encode())
     seed_secret = _SEEDS.get(key)
     if seed_secret is None:
+        normalized = normalize_mnemonic(mnemonic_secret)
         seed_secret = bytes(
             Bip39SeedGenerator(normalized, Bip39Languages.ENGLISH).Generate(passphrase_secret)
         )

@@ -207,10 +207,27 @@ def save_keyring_file(path: str | os.PathLike[str], keyring: MasterKeyring) -> N
 
 
 def init_keyring_file(path: str | os.PathLike[str]) -> MasterKeyring:
-    """Load the keyring, creating a fresh one (version 1) when the file does not exist."""
-    if not Path(path).exists():
-        save_keyring_file(path, MasterKeyring.generate())
-    return load_keyring_file(path)
+    """Load the keyring, creating a fresh one (version 1) when the file does not exist.
+
+    Creation is exclusive (hard link of a fully written temp file), so processes starting
+    together agree on one keyring.
+    """
+    p = Path(path)
+    if not p.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".master-keys.", suffix=".new")
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(MasterKeyring.generate().to_json())
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.link(tmp, p)
+        except FileExistsError:
+            pass  # another process created it first: use theirs
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    return load_keyring_file(p)
 
 
 def rotate_keyring_file(path: str | os.PathLike[str]) -> MasterKeyring:

@@ -68,8 +68,8 @@ class PrivateKey(Timestamped, Base):
     name: Mapped[str] = mapped_column(String(256))
     curve: Mapped[str] = mapped_column(String(32))
     public_key: Mapped[str] = mapped_column(String(160))
-    addresses: Mapped[list] = mapped_column(JSON, default=list)  # type: ignore[type-arg]
-    tags: Mapped[list] = mapped_column(JSON, default=list)  # type: ignore[type-arg]
+    addresses: Mapped[list] = mapped_column(JSON, default=list)
+    tags: Mapped[list] = mapped_column(JSON, default=list)
     wrapped_key: Mapped[str] = mapped_column(Text)
     ciphertext: Mapped[str] = mapped_column(Text)
     imported: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -1,0 +1,1 @@
+"""Wallets, accounts, standalone keys and their custody (issue 3)."""

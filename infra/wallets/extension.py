@@ -1,0 +1,39 @@
+"""Plugs wallets into shared mechanisms: worker key loading and the organization view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from infra.bootstrap import WORKER_HOOKS
+from infra.db.models.wallets import PrivateKey, Wallet
+from infra.discovery import DISCOVERY_KEYS
+from infra.queries.get_organization import ORGANIZATION_SECTIONS
+from infra.wallets.custody import install, signer_public_key
+from infra.wallets.views import render_private_key, render_wallet
+
+
+def organization_section(session: Session, organization_id: str) -> dict[str, Any]:
+    """``wallets`` and ``privateKeys`` of ``v1OrganizationData``."""
+    wallets = session.scalars(select(Wallet).where(Wallet.organization_id == organization_id)
+                              .order_by(Wallet.created_at)).all()
+    keys = session.scalars(select(PrivateKey).where(PrivateKey.organization_id == organization_id)
+                           .order_by(PrivateKey.created_at)).all()
+    return {"wallets": [render_wallet(w) for w in wallets],
+            "privateKeys": [render_private_key(k) for k in keys]}
+
+
+def signer_section(session: Session) -> dict[str, Any]:
+    """``signerPublicKey``: uncompressed P-256 hex of the bundle signer."""
+    public = signer_public_key(session)
+    return {"signerPublicKey": public} if public else {}
+
+
+if signer_section not in DISCOVERY_KEYS:
+    DISCOVERY_KEYS.append(signer_section)
+if install not in WORKER_HOOKS:
+    WORKER_HOOKS.append(install)
+if organization_section not in ORGANIZATION_SECTIONS:
+    ORGANIZATION_SECTIONS.append(organization_section)

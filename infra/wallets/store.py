@@ -1,0 +1,301 @@
+"""Wallet and key operations shared by the activity handlers (not an activity type)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from pydantic import Field
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from infra.clock import new_id
+from infra.crypto import bundles, hd
+from infra.crypto.addresses import (
+    AddressFormat,
+    Curve,
+    derive_address,
+    parse_address_format,
+    parse_curve,
+)
+from infra.crypto.signing import public_key_from_private
+from infra.db.models.organizations import Organization
+from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
+from infra.errors import AlreadyExists, InvalidRequest, NotFound
+from infra.validation.limits import PRIVATE_KEYS, WALLETS
+from infra.wallets.custody import Custody
+from infra.wiremodel import WireModel
+
+PATH_FORMAT_BIP32 = "PATH_FORMAT_BIP32"
+
+
+class AccountParams(WireModel):
+    """``v1WalletAccountParams``."""
+
+    curve: str
+    path_format: str = PATH_FORMAT_BIP32
+    path: str
+    address_format: str
+    name: str | None = None
+
+
+class PrivateKeyParams(WireModel):
+    """``v1PrivateKeyParams``."""
+
+    private_key_name: str = Field(min_length=1)
+    curve: str
+    private_key_tags: list[str] = Field(default_factory=list)
+    address_formats: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AccountSpec:
+    """Validated account parameters."""
+
+    curve: Curve
+    path: str
+    address_format: AddressFormat
+    name: str | None
+
+
+def validate_accounts(accounts: list[AccountParams], field: str = "accounts") -> list[AccountSpec]:
+    """Validate every account's enums, path and curve/format pairing (fast 400s)."""
+    specs = []
+    for i, account in enumerate(accounts):
+        where = f"{field}[{i}]"
+        curve = parse_curve(account.curve, field=f"{where}.curve")
+        if curve is Curve.P256:
+            raise InvalidRequest(
+                "wallet accounts use CURVE_SECP256K1 or CURVE_ED25519", field=f"{where}.curve"
+            )
+        if account.path_format != PATH_FORMAT_BIP32:
+            raise InvalidRequest(
+                f"unknown pathFormat {account.path_format!r}; send PATH_FORMAT_BIP32",
+                field=f"{where}.pathFormat",
+            )
+        hd.parse_path(account.path, curve)
+        fmt = parse_address_format(account.address_format, field=f"{where}.addressFormat")
+        # A zero key cannot be encoded; use a fixed valid point to test the pairing only.
+        probe = bytes.fromhex(_PROBE[curve])
+        derive_address(curve, fmt, probe)
+        specs.append(AccountSpec(curve, account.path, fmt, account.name))
+    return specs
+
+
+_PROBE = {
+    Curve.SECP256K1: "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798",
+    Curve.ED25519: "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+}
+
+
+def is_sub_organization(session: Session, organization_id: str) -> bool:
+    org = session.get(Organization, organization_id)
+    return bool(org is not None and org.parent_id)
+
+
+def check_wallet_limit(session: Session, organization_id: str, adding: int = 1) -> None:
+    count = session.scalar(
+        select(func.count()).select_from(Wallet).where(Wallet.organization_id == organization_id)
+    )
+    WALLETS.check(int(count or 0), adding=adding,
+                  is_sub_organization=is_sub_organization(session, organization_id))
+
+
+def wallet_in_org(session: Session, organization_id: str, wallet_id: str) -> Wallet:
+    """The wallet ``wallet_id`` of the organization, or a 404."""
+    wallet = session.get(Wallet, wallet_id)
+    if wallet is None or wallet.organization_id != organization_id:
+        raise NotFound(f"wallet not found: {wallet_id}")
+    return wallet
+
+
+def create_wallet(
+    session: Session,
+    custody: Custody,
+    organization_id: str,
+    name: str,
+    mnemonic_secret: str,
+    passphrase_secret: str = "",
+    *,
+    imported: bool = False,
+) -> Wallet:
+    """Store a wallet with its mnemonic sealed."""
+    if not name.strip():
+        raise InvalidRequest("walletName must not be empty", field="walletName")
+    check_wallet_limit(session, organization_id)
+    wallet = Wallet(id=new_id(), organization_id=organization_id, name=name, imported=imported)
+    custody.seal_row(wallet, bundles.join_wallet_plaintext(mnemonic_secret, passphrase_secret))
+    session.add(wallet)
+    session.flush()
+    return wallet
+
+
+def open_wallet(custody: Custody, wallet: Wallet) -> tuple[str, str]:
+    """The wallet's ``(mnemonic, passphrase)``."""
+    return bundles.split_wallet_plaintext(custody.open_row(wallet))
+
+
+def derive_accounts(
+    session: Session,
+    wallet: Wallet,
+    mnemonic_secret: str,
+    passphrase_secret: str,
+    specs: list[AccountSpec],
+    now: datetime,
+) -> list[WalletAccount]:
+    """Derive and store accounts; an existing derivation is a 409."""
+    seed_secret = hd.mnemonic_to_seed(mnemonic_secret, passphrase_secret)
+    existing = {
+        (a.curve, a.path, a.address_format)
+        for a in session.scalars(select(WalletAccount).where(WalletAccount.wallet_id == wallet.id))
+    }
+    created = []
+    for i, spec in enumerate(specs):
+        # Distinct timestamps keep the (created_at, id) listing order = creation order.
+        at = now + timedelta(microseconds=i)
+        ident = (spec.curve.value, spec.path, spec.address_format.value)
+        if ident in existing:
+            raise AlreadyExists(
+                f"wallet account already exists: {spec.curve.value} {spec.path} "
+                f"{spec.address_format.value}"
+            )
+        existing.add(ident)
+        key = hd.derive_key(seed_secret, spec.curve, spec.path)
+        account = WalletAccount(
+            organization_id=wallet.organization_id,
+            wallet_id=wallet.id,
+            curve=spec.curve.value,
+            path_format=PATH_FORMAT_BIP32,
+            path=spec.path,
+            address_format=spec.address_format.value,
+            address=derive_address(spec.curve, spec.address_format, key.public_key),
+            public_key=key.public_key.hex(),
+            name=spec.name,
+            created_at=at,
+            updated_at=at,
+        )
+        session.add(account)
+        created.append(account)
+    session.flush()
+    return created
+
+
+def create_private_key(
+    session: Session,
+    custody: Custody,
+    organization_id: str,
+    params: PrivateKeyParams,
+    private_key_secret: bytes,
+    *,
+    imported: bool = False,
+) -> PrivateKey:
+    """Store a standalone key (sealed) with its address index."""
+    curve = parse_curve(params.curve)
+    public = public_key_from_private(curve, private_key_secret)
+    formats = [parse_address_format(f, field="addressFormats") for f in params.address_formats]
+    addresses = [{"format": f.value, "address": derive_address(curve, f, public)} for f in formats]
+    key = PrivateKey(
+        id=new_id(),
+        organization_id=organization_id,
+        name=params.private_key_name,
+        curve=curve.value,
+        public_key=public.hex(),
+        addresses=addresses,
+        tags=list(params.private_key_tags),
+        imported=imported,
+    )
+    custody.seal_row(key, private_key_secret)
+    session.add(key)
+    session.flush()
+    for entry in addresses:
+        session.add(PrivateKeyAddress(private_key_id=key.id, address_format=entry["format"],
+                                      organization_id=organization_id, address=entry["address"]))
+    return key
+
+
+def check_private_key_limit(session: Session, organization_id: str, adding: int) -> None:
+    count = session.scalar(
+        select(func.count()).select_from(PrivateKey)
+        .where(PrivateKey.organization_id == organization_id)
+    )
+    PRIVATE_KEYS.check(int(count or 0), adding=adding,
+                       is_sub_organization=is_sub_organization(session, organization_id))
+
+
+# --- signWith resolution -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SigningTarget:
+    """What ``signWith`` named: a wallet account or a private key."""
+
+    curve: Curve
+    address_format: AddressFormat | None
+    account: WalletAccount | None = None
+    private_key: PrivateKey | None = None
+    wallet: Wallet | None = None
+
+
+def _address_variants(sign_with: str) -> list[str]:
+    variants = [sign_with]
+    if sign_with.startswith(("0x", "0X")):
+        variants.append(sign_with.lower())
+    return variants
+
+
+def resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:
+    """Find the key ``signWith`` names: account address, private key id or key address.
+
+    Raises:
+        NotFound: nothing in the organization matches.
+    """
+    if not sign_with:
+        raise InvalidRequest(
+            "signWith is required: a wallet account address, a private key id or address",
+            field="signWith",
+        )
+    account = session.scalars(
+        select(WalletAccount)
+        .where(WalletAccount.organization_id == organization_id,
+               WalletAccount.address == sign_with)
+        .order_by(WalletAccount.created_at)
+        .limit(1)
+    ).first()
+    if account is None and sign_with.startswith(("0x", "0X")):
+        account = session.scalars(
+            select(WalletAccount)
+            .where(WalletAccount.organization_id == organization_id,
+                   func.lower(WalletAccount.address) == sign_with.lower())
+            .limit(1)
+        ).first()
+    if account is not None:
+        wallet = session.get(Wallet, account.wallet_id)
+        return SigningTarget(Curve(account.curve), AddressFormat(account.address_format),
+                             account=account, wallet=wallet)
+    key = session.get(PrivateKey, sign_with)
+    fmt: AddressFormat | None = None
+    if key is None or key.organization_id != organization_id:
+        entry = session.scalars(
+            select(PrivateKeyAddress)
+            .where(PrivateKeyAddress.organization_id == organization_id,
+                   PrivateKeyAddress.address.in_(_address_variants(sign_with)))
+            .limit(1)
+        ).first()
+        key = session.get(PrivateKey, entry.private_key_id) if entry else None
+        fmt = AddressFormat(entry.address_format) if entry else None
+    if key is None or key.organization_id != organization_id:
+        raise NotFound(
+            f"signWith {sign_with!r} names no wallet account address, private key id or "
+            "private key address in this organization"
+        )
+    return SigningTarget(Curve(key.curve), fmt, private_key=key)
+
+
+def signing_secret(custody: Custody, target: SigningTarget) -> bytes:
+    """The private key behind a :class:`SigningTarget` (derivation cached per process)."""
+    if target.private_key is not None:
+        return custody.open_row(target.private_key)
+    assert target.account is not None and target.wallet is not None
+    mnemonic_secret, passphrase_secret = open_wallet(custody, target.wallet)
+    seed_secret = hd.mnemonic_to_seed(mnemonic_secret, passphrase_secret)
+    return hd.derive_key(seed_secret, target.curve, target.account.path).private_key_secret

@@ -1,0 +1,20 @@
+"""``GET /public/v1/discovery/keys`` (no stamp): the service's public keys."""
+
+from __future__ import annotations
+
+import falcon
+
+from infra.bootstrap import Services
+from infra.discovery import discovery_keys
+
+
+class DiscoveryKeysResource:
+    """Publishes ``signerPublicKey`` and the keys other concepts register."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        with self.services.session_factory() as session:
+            resp.media = discovery_keys(session)
+        resp.cache_control = ["public", "max-age=300"]
