@@ -10,10 +10,11 @@ variables) and returns a :class:`Decision`. The order is:
    root-quorum-only types stop here (waiting for root votes, or implicitly denied);
 4. any applicable ``EFFECT_DENY`` policy ⇒ explicit deny (deny always wins);
 5. an applicable ``EFFECT_ALLOW`` whose consensus holds ⇒ allow;
-6. an applicable ``EFFECT_ALLOW`` whose consensus does not hold yet, or some but not enough
-   root approvers ⇒ ``OUTCOME_REQUIRES_CONSENSUS``;
+6. an applicable ``EFFECT_ALLOW`` whose consensus does not hold yet ⇒
+   ``OUTCOME_REQUIRES_CONSENSUS``;
 7. defaults (users manage their own credentials; anyone may vote) ⇒ allow;
-8. nothing ⇒ implicit deny.
+8. some but not enough root approvers ⇒ ``OUTCOME_REQUIRES_CONSENSUS`` (root quorum > 1);
+9. nothing ⇒ implicit deny.
 
 Per policy: ``time`` false ⇒ ``OUTCOME_TIME_INACTIVE`` (skipped); any expression that fails to
 parse or evaluate ⇒ ``OUTCOME_ERROR`` (the policy does not apply); otherwise it applies when
@@ -241,6 +242,9 @@ def evaluate(
         return Decision(Outcome.ALLOW, "a policy allows the activity", outcomes)
     if Outcome.REQUIRES_CONSENSUS in found:
         return Decision(Outcome.REQUIRES_CONSENSUS, "waiting for policy consensus", outcomes)
+    default = _default_allows(proposal)
+    if default:
+        return Decision(Outcome.ALLOW, default, outcomes)
     roots = proposal.approver_ids() & root_quorum.user_ids if root_quorum else frozenset()
     if roots and root_quorum is not None:
         return Decision(
@@ -248,7 +252,4 @@ def evaluate(
             f"root quorum not met yet ({len(roots)}/{root_quorum.threshold})",
             outcomes,
         )
-    default = _default_allows(proposal)
-    if default:
-        return Decision(Outcome.ALLOW, default, outcomes)
     return Decision(Outcome.DENY_IMPLICIT, "no policy allows the activity", outcomes)

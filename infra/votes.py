@@ -118,7 +118,8 @@ NO_TARGET = (
 )
 
 
-def _lock_target(session: Session, organization_id: str, fingerprint: str) -> Activity:
+def find_target(session: Session, organization_id: str, fingerprint: str) -> str:
+    """The id of the organization's activity with ``fingerprint``, or a 404."""
     target_id = session.scalar(
         select(Activity.id).where(
             Activity.organization_id == organization_id, Activity.fingerprint == fingerprint
@@ -126,6 +127,11 @@ def _lock_target(session: Session, organization_id: str, fingerprint: str) -> Ac
     )
     if target_id is None:
         raise TargetNotFound(NO_TARGET)
+    return str(target_id)
+
+
+def _lock_target(session: Session, organization_id: str, fingerprint: str) -> Activity:
+    target_id = find_target(session, organization_id, fingerprint)
     # A write on the row: PostgreSQL row lock / SQLite write lock until commit, so votes and
     # the consensus evaluation of the target serialize.
     session.execute(

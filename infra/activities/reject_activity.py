@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.votes import REJECTED, cast_vote
+from infra.votes import REJECTED, cast_vote, find_target
 from infra.wiremodel import WireModel
 
 
@@ -14,6 +14,10 @@ class Params(WireModel):
     """``v1RejectActivityIntent``: the full ``sha256:…`` fingerprint of the target."""
 
     fingerprint: str
+
+
+def check(params: Params, ctx: CheckContext) -> None:
+    find_target(ctx.session, ctx.organization_id, params.fingerprint)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
@@ -27,6 +31,7 @@ SPEC = ActivitySpec(
         Version("ACTIVITY_TYPE_REJECT_ACTIVITY", Params, "rejectActivityIntent", "rejectActivityResult"),
     ),
     execute=execute,
+    check=check,
     pool=queues.ACCOUNTS,
     resource="ACTIVITY",
     action="REJECT",

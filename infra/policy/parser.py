@@ -51,8 +51,9 @@ class InvalidPolicyExpression(InvalidRequest):
     code = "invalid_policy_expression"
 
     def __init__(self, message: str, *, field: str, line: int, column: int) -> None:
+        name = field.rsplit(".", 1)[-1]
         super().__init__(
-            f"invalid policy {field}: {message} at line {line}, column {column}", field=field
+            f"invalid policy {name}: {message} at line {line}, column {column}", field=field
         )
         self.line = line
         self.column = column

@@ -181,6 +181,12 @@ ROWS = [
         {"userId": "alice"}),
     Row("default: anyone may vote", [], "ACTIVITY_TYPE_APPROVE_ACTIVITY", [CAROL],
         Outcome.ALLOW, {"fingerprint": "sha256:00"}),
+    Row("default: a root's vote does not wait for the root quorum", [],
+        "ACTIVITY_TYPE_APPROVE_ACTIVITY", [ROOT2], Outcome.ALLOW, {"fingerprint": "sha256:00"},
+        quorum=QUORUM_2),
+    Row("default: a root manages own keys without the quorum", [],
+        "ACTIVITY_TYPE_CREATE_API_KEYS_V2", [ROOT1], Outcome.ALLOW, {"userId": "root1"},
+        quorum=QUORUM_2),
     # --- hard denials and rejections ---------------------------------------------------------
     Row("hard denial: imports target your own user", [allow("true")],
         "ACTIVITY_TYPE_INIT_IMPORT_WALLET", [ROOT1], Outcome.DENY_EXPLICIT, {"userId": "bob"}),
