@@ -93,7 +93,7 @@ def test_two_root_users_with_threshold_two(deployment: Deployment) -> None:
 
 
 def test_sub_organization_with_a_wallet(deployment: Deployment) -> None:
-    sub_id, key, result = create_sub_org(_root(deployment), "with wallet", wallet={
+    sub_id, _, result = create_sub_org(_root(deployment), "with wallet", wallet={
         "walletName": "main", "accounts": [{
             "curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
             "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]})
