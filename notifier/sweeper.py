@@ -26,7 +26,7 @@ from infra.webhooks.schedule import DeliveryState
 log = logging.getLogger(__name__)
 
 #: Poll interval while idle; after finding work the relay polls again at once.
-POLL_S = 0.1
+POLL_S = 0.05
 BATCH = 200
 
 

@@ -78,10 +78,11 @@ class World:
             uow.commit()
 
 
-def build_world(tmp_path: Path) -> World:
+def build_world(tmp_path: Path, *, database_url: str = "") -> World:
     """Migrate a fresh SQLite database under ``tmp_path`` and build everything on it."""
     settings = Settings(
         data_dir=tmp_path / "data",
+        database_url=database_url,
         broker_url="memory://",
         webhook_allow=("127.0.0.1",),
         master_key_file=str(tmp_path / "data" / "master-keys.json"),
