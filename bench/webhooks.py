@@ -127,7 +127,7 @@ def latency(world: World, receiver: WebhookReceiver, events: int, threads: int) 
             seen = len(receiver.requests)
             world.complete(activity_id)
             committed = time.perf_counter()
-            _wait(lambda: _arrived(receiver, activity_id, seen), timeout=60)
+            _wait(lambda a=activity_id, s=seen: _arrived(receiver, a, s), timeout=60)
             added.append((time.perf_counter() - committed) * 1000)
             baseline.append(_direct_post(world, base_receiver.url))
     finally:
