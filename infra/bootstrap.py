@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra import extensions
+from infra.activities.waiter import Waiter, make_waiter
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging.broker import build_broker
@@ -41,6 +42,15 @@ class Services:
     broker: dramatiq.Broker
     keyring: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
+    _waiter: Waiter | None = None
+
+    @property
+    def waiter(self) -> Waiter:
+        """Waits for activities to settle (LISTEN/NOTIFY on PostgreSQL), built on first use."""
+        if self._waiter is None:
+            self._waiter = make_waiter(self.session_factory, str(self.engine.url.render_as_string(
+                hide_password=False)))
+        return self._waiter
 
     def uow(self) -> UnitOfWork:
         """A new unit of work."""

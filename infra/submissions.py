@@ -6,7 +6,6 @@ ingress resource only moves bytes in and out.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,7 +101,7 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
 
 def answer(services: Services, activity_id: str, viewer: str | None) -> dict[str, Any]:
     """Wait (bounded) for the activity to settle, then render it or raise its failure."""
-    wait_settled(services, activity_id, services.settings.sync_wait_ms / 1000)
+    services.waiter.wait(activity_id, services.settings.sync_wait_ms / 1000)
     with services.uow() as uow:
         activity = uow.session.get(Activity, activity_id)
         assert activity is not None
@@ -152,17 +151,3 @@ def _by_fingerprint(services: Services, organization_id: str, fp: str) -> str:
     if found is None:
         raise NotFound("activity not found")
     return found
-
-
-def wait_settled(services: Services, activity_id: str, timeout_s: float) -> str:
-    """Poll the activity's status until it settles or ``timeout_s`` passes."""
-    deadline = time.monotonic() + timeout_s
-    delay = 0.001
-    stmt = select(Activity.status).where(Activity.id == activity_id)
-    while True:
-        with services.session_factory() as session:
-            status = session.scalar(stmt) or ""
-        if status in lifecycle.SETTLED or time.monotonic() >= deadline:
-            return status
-        time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-        delay = min(delay * 2, 0.02)

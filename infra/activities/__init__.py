@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from infra.activities.spec import ActivitySpec, Version
 
-_NOT_TYPES = {"spec", "lifecycle", "render", "common"}
+_NOT_TYPES = {"spec", "lifecycle", "render", "common", "waiter"}
 
 
 class Registry:

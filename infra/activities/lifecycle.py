@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 from sqlalchemy.orm import Session
 
 from infra.clock import now
@@ -27,6 +27,8 @@ REJECTED: Final = "ACTIVITY_STATUS_REJECTED"
 TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
 #: Statuses a waiting submit may answer with (the client stops polling on these).
 SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
+#: PostgreSQL NOTIFY channel carrying the id of an activity that just settled.
+SETTLED_CHANNEL: Final = "walletd_activity_settled"
 
 Listener = Callable[[Session, Activity, str | None], None]
 
@@ -82,3 +84,7 @@ def transition(
         activity.failure = failure
     session.flush()
     _notify(session, activity, previous)
+    if status in SETTLED and session.get_bind().dialect.name == "postgresql":
+        # Delivered at commit: wakes the ingress thread waiting on this activity.
+        session.execute(text("SELECT pg_notify(:channel, :id)"),
+                        {"channel": SETTLED_CHANNEL, "id": activity.id})

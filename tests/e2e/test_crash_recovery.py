@@ -52,7 +52,7 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
     # Executors down: the activity is accepted and stays PENDING.
     dep.kill("executors")
     signed = client.stamp_create_api_keys(CreateApiKeysBody(
-        userId=dep.root.user_id, apiKeys=[key.api_key_params("crash")]))
+        userId=dep.root.user_id, apiKeys=[key.api_key_params("crash", "3600")]))
     headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
     response = dep.post("/public/v1/submit/create_api_keys", signed.body, headers)
     activity = response.json()["activity"]
@@ -94,7 +94,7 @@ def test_consensus_worker_killed_before_evaluating_is_recovered(crashable: Deplo
     key = make_key()
     dep.kill("consensus")
     signed = client.stamp_create_api_keys(CreateApiKeysBody(
-        userId=dep.root.user_id, apiKeys=[key.api_key_params("late")]))
+        userId=dep.root.user_id, apiKeys=[key.api_key_params("late", "3600")]))
     headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
     activity = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
     assert activity["status"] == "ACTIVITY_STATUS_PENDING"

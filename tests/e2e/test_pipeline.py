@@ -29,8 +29,13 @@ from tests.support.deployment import Deployment, Key, make_organization
 from tests.support.keys import make_key
 
 
+# Keys made by these tests expire in an hour: a user may hold 10 long-lived keys, while
+# expiring keys beyond 10 evict the oldest (PROTOCOL.md §10), so a long session never fills up.
+TTL = "3600"
+
+
 def _create_key(dep: Deployment, user_id: str, curve: str = "API_KEY_CURVE_P256",
-                expiration: str | None = None) -> tuple[Key, str]:
+                expiration: str | None = TTL) -> tuple[Key, str]:
     test_key = make_key(curve)
     response = dep.client().create_api_keys(CreateApiKeysBody(
         userId=user_id, apiKeys=[test_key.api_key_params("k", expiration)]))
@@ -58,7 +63,7 @@ def test_create_api_key_completes_inline_and_the_new_key_works(deployment: Deplo
 def test_completed_activity_has_every_required_field(deployment: Deployment) -> None:
     key = make_key()
     response = deployment.client().create_api_keys(CreateApiKeysBody(
-        userId=deployment.root.user_id, apiKeys=[key.api_key_params()]))
+        userId=deployment.root.user_id, apiKeys=[key.api_key_params(expiration_seconds=TTL)]))
     activity = response.activity
     assert activity.fingerprint.startswith("sha256:") and len(activity.fingerprint) == 71
     assert activity.votes[0].selection == "VOTE_SELECTION_APPROVED"
@@ -86,7 +91,7 @@ def test_delete_api_keys_revokes_the_key(deployment: Deployment) -> None:
 def test_other_curves_stamp_through_raw_requests(deployment: Deployment, curve: str) -> None:
     test_key = make_key(curve)
     deployment.client().create_api_keys(CreateApiKeysBody(
-        userId=deployment.root.user_id, apiKeys=[test_key.api_key_params()]))
+        userId=deployment.root.user_id, apiKeys=[test_key.api_key_params(expiration_seconds=TTL)]))
     body = json.dumps({"organizationId": deployment.root.organization_id}).encode()
     response = deployment.post("/public/v1/query/whoami", body,
                                {"X-Stamp": test_key.stamp(body)})
@@ -114,7 +119,7 @@ def test_identical_body_returns_the_same_activity_once(deployment: Deployment) -
     client = deployment.client()
     key = make_key()
     signed = client.stamp_create_api_keys(CreateApiKeysBody(
-        userId=deployment.root.user_id, apiKeys=[key.api_key_params("replayed")]))
+        userId=deployment.root.user_id, apiKeys=[key.api_key_params("replayed", TTL)]))
     headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value,
                "Content-Type": "application/json"}
     path = "/public/v1/submit/create_api_keys"
@@ -132,7 +137,7 @@ def _signed_raw(
     envelope = {"type": "ACTIVITY_TYPE_CREATE_API_KEYS_V2", "timestampMs": str(int(time.time() * 1000)),
                 "organizationId": dep.root.organization_id,
                 "parameters": {"userId": dep.root.user_id,
-                               "apiKeys": [make_key().api_key_params()]}}
+                               "apiKeys": [make_key().api_key_params(expiration_seconds=TTL)]}}
     envelope.update(overrides)
     body = json.dumps(envelope).encode()
     client = dep.client(stamper)
@@ -199,7 +204,7 @@ def test_parent_credentials_may_read_but_not_act_in_a_sub_organization(deploymen
     body, headers = _signed_raw(deployment, stamper=parent_in_child,
                                 organizationId=child.organization_id,
                                 parameters={"userId": child.user_id,
-                                            "apiKeys": [make_key().api_key_params()]})
+                                            "apiKeys": [make_key().api_key_params(expiration_seconds=TTL)]})
     response = deployment.post("/public/v1/submit/create_api_keys", body, headers)
     assert response.status_code == 403
     assert response.json()["code"] == 7
