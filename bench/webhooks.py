@@ -21,6 +21,7 @@ relay. Two measurements, each against a baseline taken in the same run:
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import tempfile
 import threading
@@ -127,7 +128,7 @@ def latency(world: World, receiver: WebhookReceiver, events: int, threads: int) 
             seen = len(receiver.requests)
             world.complete(activity_id)
             committed = time.perf_counter()
-            _wait(lambda a=activity_id, s=seen: _arrived(receiver, a, s), timeout=60)
+            _wait(functools.partial(_arrived, receiver, activity_id, seen), timeout=60)
             added.append((time.perf_counter() - committed) * 1000)
             baseline.append(_direct_post(world, base_receiver.url))
     finally:
