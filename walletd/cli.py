@@ -34,6 +34,15 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
                                 Callable[[argparse.Namespace, Settings], int]]] = {}
 
 
+def _register_extra_commands() -> None:
+    from walletd import keys
+
+    EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
+
+
+_register_extra_commands()
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     changes: dict[str, Any] = {}

@@ -1,0 +1,91 @@
+"""``walletd keys``: master-key custody commands.
+
+    walletd keys rotate            add a master-key version, make it current, rewrap every
+                                   wrapped data key in the database under it
+    walletd keys status            versions in the key ring and how many rows each wraps
+    walletd keys retire VERSION    stop a version from unwrapping (refused while rows use it)
+
+Running workers pick up a new version on their own (an unknown version makes them re-read
+the key ring file). Only this command and worker processes ever read the key ring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from infra.bootstrap import bootstrap
+from infra.crypto.keyring import (
+    KeyringUnavailable,
+    load_keyring_file,
+    retire_keyring_version,
+    rotate_keyring_file,
+)
+from infra.settings import Settings
+from infra.wallets.custody import custody_of, rewrap_all, versions_in_use
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``keys`` subcommands."""
+    parser.add_argument("--data-dir")
+    sub = parser.add_subparsers(dest="keys_command", required=True)
+    sub.add_parser("rotate", help="add a master-key version and rewrap every data key")
+    sub.add_parser("status", help="key ring versions and the rows each one wraps")
+    retire = sub.add_parser("retire", help="retire a master-key version no row uses")
+    retire.add_argument("version", type=int)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Dispatch ``walletd keys <command>``."""
+    path = settings.master_key_file
+    if not path:
+        print("no master key file configured (WALLETD_MASTER_KEY_FILE)", file=sys.stderr)
+        return 2
+    try:
+        if args.keys_command == "rotate":
+            return _rotate(settings, path)
+        if args.keys_command == "status":
+            return _status(settings, path)
+        return _retire(settings, path, args.version)
+    except KeyringUnavailable as err:
+        print(err.message, file=sys.stderr)
+        return 1
+
+
+def _rotate(settings: Settings, path: str) -> int:
+    keyring = rotate_keyring_file(path)
+    services = bootstrap(settings, "cli")
+    custody = custody_of(services)
+    with services.uow() as uow:
+        changed = rewrap_all(uow.session, custody)
+        uow.commit()
+    print(f"master key version {keyring.current} is current; rewrapped {changed} data keys")
+    return 0
+
+
+def _status(settings: Settings, path: str) -> int:
+    keyring = load_keyring_file(path)
+    services = bootstrap(settings, "cli")
+    with services.uow() as uow:
+        usage = versions_in_use(uow.session)
+    for version in sorted(keyring.keys):
+        key = keyring.keys[version]
+        state = "current" if version == keyring.current else ("retired" if key.retired else "active")
+        print(f"version {version}: {state}, wraps {usage.get(version, 0)} rows")
+    return 0
+
+
+def _retire(settings: Settings, path: str, version: int) -> int:
+    services = bootstrap(settings, "cli")
+    with services.uow() as uow:
+        used = versions_in_use(uow.session).get(version, 0)
+    if used:
+        print(f"version {version} still wraps {used} rows; run `walletd keys rotate` first",
+              file=sys.stderr)
+        return 1
+    retire_keyring_version(path, version)
+    print(f"master key version {version} is retired")
+    return 0
+
+
+COMMAND = (configure, run)
