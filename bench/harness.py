@@ -36,7 +36,7 @@ class Result:
         data = sorted(self.latencies_ms)
         if not data:
             return float("nan")
-        return data[min(len(data) - 1, int(round(p / 100 * (len(data) - 1))))]
+        return data[min(len(data) - 1, round(p / 100 * (len(data) - 1)))]
 
     def line(self) -> str:
         return (f"{self.name:<28} {self.rate:9.1f}/s  p50 {self.pct(50):7.2f} ms  "

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import TrivialServer, run_load, summary  # noqa: E402
-from tests.support import services  # noqa: E402
-from tests.support.deployment import Deployment, free_port  # noqa: E402
-from tests.support.keys import make_key  # noqa: E402
+from bench.harness import TrivialServer, run_load, summary
+from tests.support import services
+from tests.support.deployment import Deployment, free_port
+from tests.support.keys import make_key
 
 
 def stamped_create_api_keys(dep: Deployment, count: int) -> list[tuple[str, bytes, dict[str, str]]]:

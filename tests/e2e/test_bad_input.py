@@ -58,7 +58,8 @@ def test_unknown_paths_are_404(deployment: Deployment) -> None:
 def _envelope(dep: Deployment, **overrides: object) -> bytes:
     data = {"type": "ACTIVITY_TYPE_CREATE_API_KEYS_V2", "timestampMs": str(int(time.time() * 1000)),
             "organizationId": dep.root.organization_id,
-            "parameters": {"userId": dep.root.user_id, "apiKeys": [make_key().api_key_params(expiration_seconds="3600")]}}
+            "parameters": {"userId": dep.root.user_id,
+                           "apiKeys": [make_key().api_key_params(expiration_seconds="3600")]}}
     data.update(overrides)
     return json.dumps(data).encode()
 
@@ -82,8 +83,8 @@ def test_invalid_envelopes_and_parameters_are_400(deployment: Deployment, overri
 
 
 def test_unknown_user_is_404_and_not_stored_as_success(deployment: Deployment) -> None:
-    body = _envelope(deployment, parameters={"userId": "no-such-user",
-                                             "apiKeys": [make_key().api_key_params(expiration_seconds="3600")]})
+    key = make_key().api_key_params(expiration_seconds="3600")
+    body = _envelope(deployment, parameters={"userId": "no-such-user", "apiKeys": [key]})
     response = deployment.post("/public/v1/submit/create_api_keys", body, _stamp(deployment, body))
     _assert_wire_error(response, 404, 5)
 

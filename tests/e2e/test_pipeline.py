@@ -28,7 +28,6 @@ from turnkey_sdk_types import (
 from tests.support.deployment import Deployment, Key, make_organization
 from tests.support.keys import make_key
 
-
 # Keys made by these tests expire in an hour: a user may hold 10 long-lived keys, while
 # expiring keys beyond 10 evict the oldest (PROTOCOL.md §10), so a long session never fills up.
 TTL = "3600"
