@@ -1,0 +1,92 @@
+"""``walletd webhooks``: operating the notifier.
+
+    walletd webhooks replay --id DELIVERY [--id ...]
+    walletd webhooks replay --since ISO [--until ISO] [--organization ORG] [--endpoint EP]
+                                    put failed deliveries back in the queue (never a
+                                    succeeded one); the running notifier sends them
+    walletd webhooks rotate-key [--overlap-hours H]
+                                    add a signing key: published in the JWKS now, signing
+                                    after H hours (default 24, one JWKS max-age); the old key
+                                    stays published H hours longer. 0 = emergency switch.
+    walletd webhooks status         deliveries by state, and disabled endpoints
+
+Running notifier processes re-read the key ring file when it changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+
+from infra.bootstrap import bootstrap
+from infra.clock import now_ms
+from infra.db.models.webhooks import WebhookDelivery, WebhookEndpoint
+from infra.settings import Settings
+from infra.webhooks import keystore
+from infra.webhooks.replay import replay_failed
+
+
+def _when(text: str) -> datetime:
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``webhooks`` subcommands."""
+    parser.add_argument("--data-dir")
+    sub = parser.add_subparsers(dest="webhooks_command", required=True)
+    replay = sub.add_parser("replay", help="re-send failed deliveries by id or time range")
+    replay.add_argument("--id", action="append", default=[], dest="ids")
+    replay.add_argument("--since", type=_when)
+    replay.add_argument("--until", type=_when)
+    replay.add_argument("--organization")
+    replay.add_argument("--endpoint")
+    rotate = sub.add_parser("rotate-key", help="add a webhook signing key (with overlap)")
+    rotate.add_argument("--overlap-hours", type=float, default=24.0)
+    sub.add_parser("status", help="deliveries by state and disabled endpoints")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Dispatch ``walletd webhooks <command>``."""
+    services = bootstrap(settings, "cli")
+    if args.webhooks_command == "replay":
+        with services.uow() as uow:
+            ids = replay_failed(
+                uow.session,
+                delivery_ids=args.ids,
+                since=args.since,
+                until=args.until,
+                organization_id=args.organization,
+                endpoint_id=args.endpoint,
+            )
+            uow.commit()
+        print(f"replaying {len(ids)} failed deliveries")
+        for delivery_id in ids:
+            print(delivery_id)
+        return 0
+    if args.webhooks_command == "rotate-key":
+        path = keystore.keyring_path(settings.data_dir)
+        ring = keystore.rotate_file(path, now_ms=now_ms(), overlap_ms=int(args.overlap_hours * 3_600_000))
+        with services.uow() as uow:
+            keystore.publish(uow.session, ring)
+            uow.commit()
+        newest = max(ring.keys, key=lambda k: k.activates_at_ms)
+        print(f"added webhook signing key {newest.key_id}; signs from {newest.activates_at_ms}")
+        return 0
+    with services.session_factory() as session:
+        counts = session.execute(
+            select(WebhookDelivery.status, func.count()).group_by(WebhookDelivery.status)
+        ).all()
+        disabled = session.scalars(
+            select(WebhookEndpoint).where(WebhookEndpoint.disabled_at.is_not(None))
+        ).all()
+    for state, count in sorted(counts):
+        print(f"{state:10} {count}")
+    for endpoint in disabled:
+        print(f"disabled endpoint {endpoint.id} ({endpoint.url}): {endpoint.disabled_reason}")
+    return 0
+
+
+COMMAND = (configure, run)
