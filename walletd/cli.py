@@ -35,9 +35,10 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
 
 
 def _register_extra_commands() -> None:
-    from walletd import keys
+    from walletd import keys, webhooks
 
     EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
+    EXTRA_COMMANDS.setdefault("webhooks", webhooks.COMMAND)
 
 
 _register_extra_commands()
