@@ -265,9 +265,9 @@ def build_notifier(services: Services, **overrides: Any) -> Notifier:
     return Notifier(services=services, keys=keys, allow=allow, **overrides)
 
 
-def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
-    """Declare ``deliver_webhook`` on ``services.broker``."""
-    notifier = build_notifier(services)
+def declare(services: Services, notifier: Notifier | None = None) -> list[dramatiq.Actor[[str], None]]:
+    """Declare ``deliver_webhook`` on ``services.broker`` (tests may pass their notifier)."""
+    notifier = notifier or build_notifier(services)
 
     def _deliver(delivery_id: str) -> None:
         outcome = deliver_webhook(notifier, delivery_id)
