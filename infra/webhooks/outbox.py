@@ -14,6 +14,8 @@ The legacy ``FEATURE_NAME_WEBHOOK`` organization feature is mirrored as an endpo
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -28,6 +30,7 @@ from infra.webhooks.schedule import DeliveryState
 
 FEATURE_WEBHOOK = "FEATURE_NAME_WEBHOOK"
 FEATURE_ENDPOINT_NAME = "FEATURE_NAME_WEBHOOK"
+_FEATURE_NAMESPACE = uuid.UUID("0b6c2f4e-1d8a-5e57-9c33-6a4f2e8d7b10")
 #: Organizations nest shallowly; the walk stops here even if data were cyclic.
 MAX_DEPTH = 32
 
@@ -43,6 +46,15 @@ def organization_chain(session: Session, organization_id: str) -> list[str]:
         chain.append(parent)
         current = parent
     return chain
+
+
+def feature_endpoint_id(organization_id: str) -> str:
+    """The fixed id of an organization's feature-backed endpoint.
+
+    Two transactions mirroring the feature at once collide on the primary key instead of
+    creating two endpoints (the loser's transaction is retried and finds the row).
+    """
+    return str(uuid.uuid5(_FEATURE_NAMESPACE, organization_id))
 
 
 def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> None:
@@ -71,6 +83,7 @@ def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> Non
         if url and endpoint is None:
             session.add(
                 WebhookEndpoint(
+                    id=feature_endpoint_id(org_id),
                     organization_id=org_id,
                     url=url,
                     name=FEATURE_ENDPOINT_NAME,
