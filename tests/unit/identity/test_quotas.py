@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
-import infra.db.models  # noqa: F401 - every table
+import infra.db.models
 import infra.quotas  # noqa: F401 - installs the listener
 from infra.clock import now
 from infra.credentials import ApiKeyParams, add_api_key
@@ -76,7 +76,7 @@ def test_tags_are_limited_per_kind_of_organization(session: Session) -> None:
                      for i in range(10)])
     session.flush()
     session.add(Tag(organization_id=child.id, name="t10", tag_type="TAG_TYPE_USER"))
-    with pytest.raises(ResourceLimitExceeded, match="sub-organization .* 10"):
+    with pytest.raises(ResourceLimitExceeded, match=r"sub-organization .* 10"):
         session.flush()
     session.rollback()
 
@@ -92,7 +92,7 @@ def test_authenticators_per_user(session: Session) -> None:
     session.add_all([passkey(i) for i in range(10)])
     session.flush()
     session.add(passkey(10))
-    with pytest.raises(ResourceLimitExceeded, match="^user has exceeded .* authenticators"):
+    with pytest.raises(ResourceLimitExceeded, match=r"^user has exceeded .* authenticators"):
         session.flush()
 
 
