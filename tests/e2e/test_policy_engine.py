@@ -20,6 +20,7 @@ from turnkey_sdk_types import (
     CreatePoliciesBody,
     CreatePolicyBody,
     CreateUsersBody,
+    CreateUserTagBody,
     CreateWalletBody,
     DeletePolicyBody,
     GetActivitiesBody,
@@ -131,6 +132,28 @@ def test_two_of_three_approve_a_signature(deployment: Deployment) -> None:
     assert _outcomes(deployment, a, pending.id) == [
         [(policy.policyId, "OUTCOME_REQUIRES_CONSENSUS")], [(policy.policyId, "OUTCOME_ALLOW")]]
     assert c.user_id not in {v.userId for v in done.votes}
+
+
+def test_tagged_approvers_consensus_from_the_docs(deployment: Deployment) -> None:
+    root = make_organization(deployment, "tags")
+    a, b, c = (_user(deployment, root, n) for n in ("alice", "bob", "carol"))
+    tag = deployment.client(root).create_user_tag(CreateUserTagBody(
+        userTagName="policy admins", userIds=[a.user_id, b.user_id])).userTagId
+    policy = deployment.client(root).create_policy(CreatePolicyBody(
+        policyName="Require two users with user_tag to create policies", effect="EFFECT_ALLOW",
+        notes="", condition="activity.resource == 'POLICY' && activity.action == 'CREATE'",
+        consensus=f"approvers.filter(user, user.tags.contains('{tag}')).count() >= 2"))
+    pending = _submit_waiting(deployment, a, "create_policy", CreatePolicyBody(
+        policyName="made by two admins", effect="EFFECT_DENY", notes="", condition="false"))
+    deployment.client(c).approve_activity(ApproveActivityBody(fingerprint=pending.fingerprint))
+    still = _wait_status(deployment, a, pending.id, "ACTIVITY_STATUS_CONSENSUS_NEEDED")
+    assert [v.userId for v in still.votes] == [a.user_id, c.user_id]
+    deployment.client(b).approve_activity(ApproveActivityBody(fingerprint=pending.fingerprint))
+    _wait_status(deployment, a, pending.id, "ACTIVITY_STATUS_COMPLETED")
+    assert [run[0][1] for run in _outcomes(deployment, a, pending.id)] == [
+        "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_ALLOW"]
+    assert all(run == [run[0]] and run[0][0] == policy.policyId
+               for run in _outcomes(deployment, a, pending.id))
 
 
 def test_a_reject_ends_the_activity_rejected(deployment: Deployment) -> None:
