@@ -1,8 +1,10 @@
 """Re-sending work whose broker message may have been lost.
 
 The ingress commits an activity and then sends ``evaluate_activity``; a crash in between
-leaves it PENDING with no message. The sweeper re-sends for activities PENDING longer than
-a grace period. Duplicates are harmless (every actor is status-guarded).
+(or a lost broker queue) leaves it PENDING with no message. The sweeper re-sends for
+activities PENDING longer than a grace period since their last hand-off (consensus touches
+``updated_at`` when it hands an activity to its pool), so a long but healthy backlog is not
+flooded with duplicates. Duplicates are harmless anyway (every actor is status-guarded).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def sweep_once(services: Services, grace: timedelta) -> int:
 def start(services: Services, stop: threading.Event) -> threading.Thread:
     """Sweep every ``sweep_interval_s`` in a daemon thread until ``stop`` is set."""
     interval = services.settings.sweep_interval_s
-    grace = timedelta(seconds=max(2 * interval, 5))
+    grace = timedelta(seconds=services.settings.sweep_grace_s)
 
     def loop() -> None:
         while not stop.wait(interval):

@@ -44,6 +44,8 @@ class Settings:
         webhook_allow: Hosts/CIDRs that webhooks may reach over plain http or private IPs.
         base_url: The public URL clients use (written into root-api-key.json).
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
+        sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
+            the sweeper assumes its message was lost and re-sends it.
     """
 
     data_dir: Path = Path("./data")
@@ -60,6 +62,7 @@ class Settings:
     webhook_allow: tuple[str, ...] = field(default_factory=tuple)
     base_url: str = ""
     sweep_interval_s: int = 10
+    sweep_grace_s: int = 60
     log_level: str = "INFO"
 
     @classmethod
@@ -85,6 +88,7 @@ class Settings:
             webhook_allow=allow,
             base_url=e.get("WALLETD_BASE_URL", ""),
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
+            sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
         )
 

@@ -107,3 +107,36 @@ def test_consensus_worker_killed_before_evaluating_is_recovered(crashable: Deplo
     _wait(completed)
     keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
     assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
+
+
+def test_lost_broker_message_is_recovered_by_the_sweeper(crashable: Deployment) -> None:
+    import pika
+
+    dep = crashable
+    client = dep.client()
+    key = make_key()
+    dep.kill("consensus")
+    signed = client.stamp_create_api_keys(CreateApiKeysBody(
+        userId=dep.root.user_id, apiKeys=[key.api_key_params("lost", "3600")]))
+    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
+    activity = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+
+    # Lose the message: purge the consensus queue, as if the broker had dropped it.
+    connection = pika.BlockingConnection(pika.URLParameters(dep.env["WALLETD_BROKER_URL"]))
+    try:
+        channel = connection.channel()
+        channel.queue_purge("consensus")
+        assert channel.queue_declare("consensus", passive=True).method.message_count == 0
+    finally:
+        connection.close()
+
+    dep.start_worker("consensus")
+
+    def completed() -> bool:
+        polled = client.get_activity(GetActivityBody(activityId=activity["id"]))
+        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
+
+    _wait(completed)
+    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
+    assert [k.credential.publicKey for k in keys].count(key.public_key) == 1

@@ -65,7 +65,8 @@ class Deployment:
         port = free_port()
         data = workdir / "data"
         env = _env({"WALLETD_DATA_DIR": str(data), "WALLETD_PORT": str(port),
-                    "WALLETD_BROKER_URL": "memory://", "WALLETD_SWEEP_INTERVAL_S": "2",
+                    "WALLETD_BROKER_URL": "memory://", "WALLETD_SWEEP_INTERVAL_S": "1",
+                    "WALLETD_SWEEP_GRACE_S": "4",
                     **(extra_env or {})})
         dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
         dep._spawn("up", [*WALLETD, "up", "--data-dir", str(data), "--port", str(port)])
@@ -80,7 +81,8 @@ class Deployment:
         data = workdir / "data"
         env = _env({"WALLETD_DATA_DIR": str(data), "WALLETD_PORT": str(port),
                     "WALLETD_DATABASE_URL": database_url, "WALLETD_BROKER_URL": broker_url,
-                    "WALLETD_SWEEP_INTERVAL_S": "2", "WALLETD_HTTP_WORKERS": "2",
+                    "WALLETD_SWEEP_INTERVAL_S": "1", "WALLETD_SWEEP_GRACE_S": "4",
+                    "WALLETD_HTTP_WORKERS": "2",
                     "WALLETD_HTTP_THREADS": "8", "WALLETD_WORKER_THREADS": "4",
                     **(extra_env or {})})
         dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
