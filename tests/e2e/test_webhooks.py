@@ -23,6 +23,8 @@ from turnkey_sdk_types import (
     CreateWebhookEndpointBody,
     DeleteWebhookEndpointBody,
     ListWebhookEndpointsBody,
+    RemoveOrganizationFeatureBody,
+    SetOrganizationFeatureBody,
     UpdateUserNameBody,
     UpdateWebhookEndpointBody,
     v1WebhookSubscriptionParams,
@@ -281,6 +283,25 @@ def test_notifier_killed_mid_delivery_still_delivers_and_never_resends_success(
         assert len(events) == 2
     finally:
         _drop_endpoint(dep, endpoint_id)
+
+
+def test_legacy_webhook_feature_receives_activity_updates(dep: Deployment, receiver: WebhookReceiver) -> None:
+    client = dep.client()
+    client.set_organization_feature(
+        SetOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK", value=receiver.url)
+    )
+    try:
+        activity_id = _rename(dep, name="via-feature")
+        got = _until(lambda: _completed_for(receiver, activity_id))
+        _verify(dep, got[0])
+        listed = client.list_webhook_endpoints(ListWebhookEndpointsBody())
+        assert receiver.url not in {e.url for e in listed.webhookEndpoints}  # not an API endpoint
+    finally:
+        client.remove_organization_feature(RemoveOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK"))
+    later = _rename(dep, name="feature-removed")
+    # Outbox rows are written with the status change: none exist once the feature is gone.
+    rows = _sql(dep, "SELECT count(*) FROM webhook_deliveries WHERE activity_id = :a", a=later)
+    assert rows[0][0] == 0
 
 
 def test_jwks_is_public_and_cacheable(dep: Deployment, tmp_path: Path) -> None:
