@@ -1,0 +1,247 @@
+"""``sign_raw_payload`` throughput and latency on the production path.
+
+Starts gunicorn (``walletd ingress``) and separate worker processes over a fresh PostgreSQL
+database and RabbitMQ vhost, creates a wallet with an Ethereum account, then in one run:
+
+1. raw in-process signing (decode + hash + libsecp256k1 recoverable sign) for reference;
+2. the trivial-endpoint floor: the same number of requests to a trivial Falcon app under the
+   same gunicorn settings, N concurrent clients;
+3. ``sign_raw_payload`` at full load: N concurrent clients, pre-stamped distinct payloads;
+4. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached.
+
+Prints signatures/s, p50/p99 latency, the share answered ``COMPLETED`` inline (in the submit
+response itself), and the ratios against the floor.
+
+    .venv/bin/python bench/sign.py [--requests 600] [--concurrency 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import requests  # noqa: E402
+from eth_utils import keccak  # noqa: E402
+
+from bench.harness import Result, TrivialServer, run_load, summary  # noqa: E402
+from infra.crypto import signing  # noqa: E402
+from infra.crypto.addresses import Curve  # noqa: E402
+from tests.support import services  # noqa: E402
+from tests.support.deployment import Deployment, free_port  # noqa: E402
+
+ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
+       "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
+
+Request = tuple[str, bytes, dict[str, str]]
+
+
+def create_signer(dep: Deployment) -> str:
+    from turnkey_sdk_types import CreateWalletBody
+
+    created = dep.client().create_wallet(CreateWalletBody(walletName="bench", accounts=[ETH]))
+    return str(created.addresses[0])
+
+
+def stamped_signs(dep: Deployment, address: str, count: int, salt: str) -> list[Request]:
+    """Pre-stamped, distinct ``sign_raw_payload`` requests (no body is ever replayed)."""
+    client = dep.client()
+    base = int(time.time() * 1000)
+    out = []
+    for i in range(count):
+        body = json.dumps({
+            "parameters": {"signWith": address,
+                           "payload": keccak(f"{salt}-{i}".encode()).hex(),
+                           "encoding": "PAYLOAD_ENCODING_HEXADECIMAL",
+                           "hashFunction": "HASH_FUNCTION_NO_OP"},
+            "organizationId": dep.root.organization_id,
+            "timestampMs": str(base + i),
+            "type": "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2"})
+        stamp = client.stamper.stamp(body)
+        out.append((dep.base_url + "/public/v1/submit/sign_raw_payload", body.encode(),
+                    {stamp.stamp_header_name: stamp.stamp_header_value,
+                     "Content-Type": "application/json"}))
+    return out
+
+
+class InlineCounter:
+    """Response check: 200 with ``COMPLETED`` in the submit answer (no polling)."""
+
+    def __init__(self) -> None:
+        self.inline = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, response: requests.Response) -> bool:
+        if response.status_code != 200:
+            return False
+        body = response.json()
+        done = body["activity"]["status"] == "ACTIVITY_STATUS_COMPLETED"
+        if done and "signRawPayloadResult" in body["activity"]["result"]:
+            with self.lock:
+                self.inline += 1
+        return bool(done)
+
+
+def run_paced(name: str, reqs: list[Request], rate: float, check: InlineCounter) -> Result:
+    """Open loop: request ``i`` is sent at ``t0 + i / rate`` (threads enough to keep up)."""
+    lock = threading.Lock()
+    index = [0]
+    latencies: list[float] = []
+    ok = [0]
+    start = time.perf_counter() + 0.2
+
+    def worker() -> None:
+        session = requests.Session()
+        while True:
+            with lock:
+                i = index[0]
+                index[0] += 1
+            if i >= len(reqs):
+                return
+            delay = start + i / rate - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            url, body, headers = reqs[i]
+            t = time.perf_counter()
+            response = session.post(url, data=body, headers=headers, timeout=60)
+            elapsed = (time.perf_counter() - t) * 1000
+            good = check(response)
+            with lock:
+                latencies.append(elapsed)
+                ok[0] += int(good)
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return Result(name, len(reqs), time.perf_counter() - start, latencies, ok[0])
+
+
+def raw_signing(count: int) -> Result:
+    """In-process: prepare (hex decode, NO_OP) + recoverable secp256k1 sign."""
+    key = keccak(b"bench key")
+    latencies = []
+    start = time.perf_counter()
+    for i in range(count):
+        t = time.perf_counter()
+        signing.sign_raw_payload(Curve.SECP256K1, key, keccak(str(i).encode()).hex(),
+                                 "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NO_OP")
+        latencies.append((time.perf_counter() - t) * 1000)
+    return Result("raw in-process signing", count, time.perf_counter() - start, latencies, count)
+
+
+class Profiler:
+    """``py-spy record`` (collapsed stacks) of every walletd process while a phase runs."""
+
+    def __init__(self, dep: Deployment, out: Path) -> None:
+        import subprocess
+
+        self.out = out
+        self.procs = []
+        for name, proc in dep.processes.items():
+            target = out / f"{name}.txt"
+            self.procs.append((name, target, subprocess.Popen(
+                ["py-spy", "record", "--subprocesses", "--nonblocking", "--format", "raw",
+                 "--rate", "200", "-p", str(proc.pid), "-o", str(target)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+        time.sleep(1.0)
+
+    def stop(self) -> None:
+        import signal
+
+        for _, _, proc in self.procs:
+            proc.send_signal(signal.SIGINT)
+        for _, _, proc in self.procs:
+            proc.wait(60)
+
+    def report(self, top: int = 12) -> str:
+        lines = []
+        for name, target, _ in self.procs:
+            if not target.exists():
+                continue
+            own: dict[str, int] = {}
+            incl: dict[str, int] = {}
+            total = 0
+            for row in target.read_text().splitlines():
+                stack, _, count = row.rpartition(" ")
+                n = int(count)
+                total += n
+                frames = stack.split(";")
+                leaf = frames[-1]
+                own[leaf] = own.get(leaf, 0) + n
+                for frame in set(frames):
+                    if any(k in frame for k in ("infra/", "ingress/", "workers/", "consensus/")):
+                        incl[frame] = incl.get(frame, 0) + n
+            lines.append(f"--- {name}: {total} samples; top self time")
+            for frame, n in sorted(own.items(), key=lambda x: -x[1])[:top]:
+                lines.append(f"  {n / total:6.1%}  {frame[:110]}")
+            lines.append(f"--- {name}: top walletd frames (inclusive)")
+            for frame, n in sorted(incl.items(), key=lambda x: -x[1])[:top]:
+                lines.append(f"  {n / total:6.1%}  {frame[:110]}")
+        return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=600)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--http-workers", type=int, default=2)
+    parser.add_argument("--http-threads", type=int, default=8)
+    parser.add_argument("--worker-threads", type=int, default=8)
+    parser.add_argument("--profile", action="store_true",
+                        help="py-spy every process during the full-load phase")
+    args = parser.parse_args()
+
+    db, vhost = services.create_database(), services.create_vhost()
+    work = Path(tempfile.mkdtemp(prefix="walletd-bench-sign-"))
+    dep = Deployment.production(work, db, vhost, extra_env={
+        "WALLETD_HTTP_WORKERS": str(args.http_workers),
+        "WALLETD_HTTP_THREADS": str(args.http_threads),
+        "WALLETD_WORKER_THREADS": str(args.worker_threads)})
+    trivial = TrivialServer(free_port(), args.http_workers, args.http_threads)
+    try:
+        address = create_signer(dep)
+        run_load("warm-up", stamped_signs(dep, address, 60, "warm"), args.concurrency,
+                 InlineCounter())
+        run_load("warm-up", [(trivial.url, b"{}", {})] * 200, args.concurrency,
+                 lambda r: r.status_code == 200)
+        raw = raw_signing(5000)
+        full_reqs = stamped_signs(dep, address, args.requests, "full")
+        floor = run_load("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in full_reqs],
+                         args.concurrency, lambda r: r.status_code == 200)
+        full_check = InlineCounter()
+        profiler = Profiler(dep, work) if args.profile else None
+        full = run_load("sign_raw_payload full load", full_reqs, args.concurrency, full_check)
+        if profiler is not None:
+            profiler.stop()
+        half_rate = full.rate / 2
+        half_reqs = stamped_signs(dep, address, max(100, args.requests // 2), "half")
+        half_check = InlineCounter()
+        half = run_paced(f"sign_raw_payload @{half_rate:.0f}/s", half_reqs, half_rate, half_check)
+
+        print(f"production path: gunicorn {args.http_workers}x{args.http_threads} gthread, "
+              f"PostgreSQL, RabbitMQ, worker processes ({args.worker_threads} threads); "
+              f"{args.concurrency} concurrent clients, {args.requests} requests per phase")
+        print(summary([raw, floor, full, half]))
+        print(f"throughput sign/trivial: {full.rate / floor.rate:.3f} (target >= 0.30)")
+        print(f"p50 at half load: {half.pct(50):.2f} ms (target < 10 ms)")
+        print(f"answered COMPLETED inline: full load {full_check.inline / full.count:.1%}, "
+              f"half load {half_check.inline / half.count:.1%} (target >= 99%)")
+        if profiler is not None:
+            print(profiler.report())
+    finally:
+        trivial.stop()
+        dep.stop()
+        services.drop_database(db)
+        services.delete_vhost(vhost)
+
+
+if __name__ == "__main__":
+    main()
