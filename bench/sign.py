@@ -27,14 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import requests  # noqa: E402
-from eth_utils import keccak  # noqa: E402
+import requests
+from eth_utils import keccak
 
-from bench.harness import Result, TrivialServer, run_load, summary  # noqa: E402
-from infra.crypto import signing  # noqa: E402
-from infra.crypto.addresses import Curve  # noqa: E402
-from tests.support import services  # noqa: E402
-from tests.support.deployment import Deployment, free_port  # noqa: E402
+from bench.harness import Result, TrivialServer, run_load, summary
+from infra.crypto import signing
+from infra.crypto.addresses import Curve
+from tests.support import services
+from tests.support.deployment import Deployment, free_port
 
 ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
        "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
