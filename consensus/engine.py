@@ -88,7 +88,8 @@ class Proposal:
     ``approvers`` are ``User`` dicts (``infra.policy.variables.user_variable``) of everyone with
     a live approval, the submitter included (submission is the first approval); ``rejecters``
     are user ids with a reject vote; ``context`` holds the other condition variables
-    (``wallet``, ``private_key``, ``eth``, …) keyed by keyword.
+    (``wallet``, ``private_key``, ``eth``, …) keyed by keyword; ``features`` the organization
+    features (``FEATURE_NAME_*`` → value) the feature gates read.
     """
 
     activity_type: str
@@ -99,6 +100,7 @@ class Proposal:
     rejecters: Sequence[str] = ()
     context: Mapping[str, Any] = field(default_factory=dict)
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    features: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -126,6 +128,7 @@ class Decision:
     outcome: Outcome
     reason: str
     policy_outcomes: tuple[PolicyOutcome, ...] = ()
+    by_gate: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -144,7 +147,9 @@ class Decision:
 
     @property
     def message(self) -> str:
-        """The wire error message for a denial."""
+        """The wire error message for a denial (a hard denial says what it is)."""
+        if self.by_gate:
+            return self.reason
         if self.outcome is Outcome.DENY_EXPLICIT:
             return EXPLICIT_DENY_MESSAGE
         if self.outcome is Outcome.DENY_IMPLICIT:
@@ -225,9 +230,11 @@ def evaluate(
     policies: Sequence[Policy], proposal: Proposal, root_quorum: RootQuorum | None = None
 ) -> Decision:
     """Decide ``proposal`` under ``policies`` and ``root_quorum`` (see the module docstring)."""
-    denial = hard_denial(proposal.activity_type, proposal.parameters, proposal.requester_id)
+    denial = hard_denial(
+        proposal.activity_type, proposal.parameters, proposal.requester_id, proposal.features
+    )
     if denial:
-        return Decision(Outcome.DENY_EXPLICIT, denial)
+        return Decision(Outcome.DENY_EXPLICIT, denial, by_gate=True)
     if proposal.rejecters:
         return Decision(Outcome.REJECTED, "rejected by " + ", ".join(sorted(proposal.rejecters)))
     root = _root_step(proposal, root_quorum)

@@ -19,11 +19,12 @@ from sqlalchemy.orm import Session
 
 from consensus import engine
 from consensus.context import condition_context
+from consensus.gates import OFF_VALUES
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.identity import Authenticator
-from infra.db.models.organizations import ApiKey, Organization, User
+from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import PolicyEvaluation
 from infra.policies import org_policies
 from infra.policy.variables import credential_variable, user_variable
@@ -95,6 +96,18 @@ def _credentials(session: Session, votes: Sequence[Vote]) -> list[dict[str, Any]
     return out
 
 
+def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
+    """Features of the organizations concerned; an off value anywhere wins."""
+    found: dict[str, str] = {}
+    rows = session.scalars(
+        select(OrganizationFeature).where(OrganizationFeature.organization_id.in_(sorted(organization_ids)))
+    )
+    for row in rows:
+        if found.get(row.name, "").strip().lower() not in OFF_VALUES:
+            found[row.name] = row.value
+    return found
+
+
 def _root_quorum(session: Session, organization: Organization) -> engine.RootQuorum:
     roots = session.scalars(
         select(User.id).where(User.organization_id == organization.id, User.is_root.is_(True))
@@ -143,6 +156,7 @@ def decide(session: Session, activity: Activity, spec: ActivitySpec) -> Decision
         rejecters=rejecters(ballots),
         context=condition_context(session, activity.organization_id, activity.type, params),
         now=moment,
+        features=_features(session, {activity.organization_id, organization.id}),
     )
     verdict = engine.evaluate(
         [

@@ -80,6 +80,7 @@ class Row:
     rejecters: tuple[str, ...] = ()
     credentials: list[dict[str, Any]] = field(default_factory=list)
     per_policy: tuple[Outcome, ...] | None = None
+    features: dict[str, str] = field(default_factory=dict)
 
     def proposal(self) -> Proposal:
         requester = str(self.approvers[0]["id"]) if self.approvers else "nobody"
@@ -92,6 +93,7 @@ class Row:
             self.rejecters,
             self.context,
             NOON_TUESDAY,
+            self.features,
         )
 
 
@@ -192,6 +194,17 @@ ROWS = [
         "ACTIVITY_TYPE_INIT_IMPORT_WALLET", [ROOT1], Outcome.DENY_EXPLICIT, {"userId": "bob"}),
     Row("hard denial: own import is fine", [], "ACTIVITY_TYPE_IMPORT_WALLET", [ROOT1],
         Outcome.ALLOW, {"userId": "root1"}),
+    Row("feature gate: email auth switched off beats the root quorum", [allow("true")],
+        "ACTIVITY_TYPE_EMAIL_AUTH_V3", [ROOT1], Outcome.DENY_EXPLICIT,
+        features={"FEATURE_NAME_EMAIL_AUTH": "false"}),
+    Row("feature gate: email auth on", [], "ACTIVITY_TYPE_EMAIL_AUTH_V3", [ROOT1],
+        Outcome.ALLOW, features={"FEATURE_NAME_EMAIL_AUTH": "true"}),
+    Row("feature gate: SMS OTP off", [], "ACTIVITY_TYPE_INIT_OTP_V3", [ROOT1],
+        Outcome.DENY_EXPLICIT, {"otpType": "OTP_TYPE_SMS"},
+        features={"FEATURE_NAME_SMS_AUTH": "disabled"}),
+    Row("feature gate: SMS off does not close email OTP", [], "ACTIVITY_TYPE_INIT_OTP_V3",
+        [ROOT1], Outcome.ALLOW, {"otpType": "OTP_TYPE_EMAIL"},
+        features={"FEATURE_NAME_SMS_AUTH": "false"}),
     Row("a reject vote ends it", [ANY_SIGN], SIGN_TX, [ALICE], Outcome.REJECTED,
         rejecters=("bob",)),
     # --- activity.type / kind / resource / action / params (language.mdx) --------------------
@@ -345,6 +358,13 @@ def test_denials_carry_the_wire_messages() -> None:
     assert not explicit.allowed and not implicit.needs_consensus
 
 
+def test_feature_gate_reason_names_the_feature() -> None:
+    proposal = Proposal("ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", {}, "root1", [ROOT1],
+                        features={"FEATURE_NAME_EMAIL_RECOVERY": "0"})
+    decision = evaluate([], proposal, QUORUM_1)
+    assert decision.reason == "FEATURE_NAME_EMAIL_RECOVERY is disabled for this organization"
+
+
 def test_hard_denial_reason_is_reported() -> None:
     decision = evaluate(
         [],
@@ -352,7 +372,7 @@ def test_hard_denial_reason_is_reported() -> None:
         QUORUM_1,
     )
     assert decision.outcome is Outcome.DENY_EXPLICIT
-    assert decision.reason == IMPORT_OWN_USER
+    assert decision.reason == decision.message == IMPORT_OWN_USER
 
 
 def test_each_vote_reevaluates_with_the_enlarged_approvers() -> None:

@@ -22,7 +22,7 @@ from infra.clock import now
 from infra.db.base import Base
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.activities import Activity, Vote
-from infra.db.models.organizations import ApiKey, Organization, User
+from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 
 CREATE_POLICY = "ACTIVITY_TYPE_CREATE_POLICY_V3"
@@ -141,3 +141,15 @@ def test_denial_reason_is_the_wire_message(session: Session, org: Organization) 
 def test_unknown_submitter_is_denied(session: Session, org: Organization) -> None:
     activity = _activity(session, org, "ghost", [])
     assert _decide(session, activity) == "deny"
+
+
+def test_a_feature_switched_off_closes_its_gate(session: Session, org: Organization) -> None:
+    session.add(OrganizationFeature(organization_id=org.id, name="FEATURE_NAME_EMAIL_AUTH",
+                                    value="false"))
+    activity = _activity(session, org, "root", [("root", APPROVED, timedelta(0))])
+    activity.type = "ACTIVITY_TYPE_EMAIL_AUTH_V3"
+    activity.intent = {"emailAuthIntentV3": {"email": "a@example.com"}}
+    session.flush()
+    decision = decide(session, activity, registry().by_type[CREATE_POLICY][0])
+    assert decision.outcome == "deny"
+    assert "FEATURE_NAME_EMAIL_AUTH is disabled" in decision.reason
