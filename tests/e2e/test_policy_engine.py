@@ -29,6 +29,7 @@ from turnkey_sdk_types import (
     GetPolicyBody,
     GetPolicyEvaluationsBody,
     RejectActivityBody,
+    SignRawPayloadBody,
     SignTransactionBody,
     UpdatePolicyBody,
     UpdateRootQuorumBody,
@@ -154,6 +155,44 @@ def test_tagged_approvers_consensus_from_the_docs(deployment: Deployment) -> Non
         "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_ALLOW"]
     assert all(run == [run[0]] and run[0][0] == policy.policyId
                for run in _outcomes(deployment, a, pending.id))
+
+
+MAIL = {
+    "types": {
+        "EIP712Domain": [{"name": "name", "type": "string"}, {"name": "chainId", "type": "uint256"}],
+        "Mail": [{"name": "to", "type": "address"}, {"name": "amount", "type": "uint256"}],
+    },
+    "primaryType": "Mail",
+    "domain": {"name": "Ether Mail", "chainId": 1},
+    "message": {"to": "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826", "amount": "1500"},
+}
+
+
+def test_signing_policies_see_wallet_and_eip712_payloads(deployment: Deployment) -> None:
+    root = make_organization(deployment, "eip712")
+    a = _user(deployment, root, "alice")
+    wallet = deployment.client(root).create_wallet(CreateWalletBody(walletName="mail",
+                                                                    accounts=[ETH_ACCOUNT]))
+    deployment.client(root).create_policy(CreatePolicyBody(
+        policyName="alice signs small Ether Mail from this wallet", effect="EFFECT_ALLOW",
+        notes="", consensus=f"approvers.any(user, user.id == '{a.user_id}')",
+        condition=f"activity.action == 'SIGN' && wallet.id == '{wallet.walletId}' && "
+                  "eth.eip_712.domain.name == 'Ether Mail' && "
+                  "eth.eip_712.primary_type == 'Mail' && "
+                  "eth.eip_712.message['to'] == '0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826' && "
+                  "eth.eip_712.message['amount'] < 2000"))
+
+    def sign(message: dict[str, Any]) -> Any:
+        return deployment.client(a).sign_raw_payload(SignRawPayloadBody(
+            signWith=str(wallet.addresses[0]), payload=json.dumps({**MAIL, "message": message}),
+            encoding="PAYLOAD_ENCODING_EIP712", hashFunction="HASH_FUNCTION_NO_OP"))
+
+    signed = sign(MAIL["message"])
+    assert len(signed.r) == len(signed.s) == 64
+    with pytest.raises(TurnkeyNetworkError) as too_much:
+        sign({**MAIL["message"], "amount": "2500"})
+    assert too_much.value.status_code == 403
+    assert "denied request implicitly" in str(too_much.value)
 
 
 def test_a_reject_ends_the_activity_rejected(deployment: Deployment) -> None:
