@@ -175,3 +175,24 @@ def test_too_many_passkeys_on_one_user_is_a_429(org: RawApi) -> None:
     assert response.status_code == 429, response.text
     assert "authenticators_per_user" in response.json()["message"]
 
+
+
+def test_parent_webauthn_origins_apply_to_sub_organizations(deployment: Deployment) -> None:
+    parent_key = make_organization(deployment, "origins parent")
+    parent = RawApi(deployment, parent_key, parent_key.organization_id)
+    parent.ok("set_organization_feature", "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE",
+              {"name": "FEATURE_NAME_WEBAUTHN_ORIGINS", "value": "https://app.example"})
+    allowed = SoftAuthenticator(origin="https://app.example")
+    user = root_user_params("origin root")
+    user["authenticators"] = [allowed.registration()]
+    sub_id, _, _ = create_sub_org(parent, "origins child", users=[user])
+    assert RawApi(deployment, allowed, sub_id).query("whoami").status_code == 200
+    refused = user.copy()
+    refused["userName"] = "other root"
+    refused["apiKeys"] = []
+    refused["authenticators"] = [SoftAuthenticator(origin="https://other.example").registration()]
+    response = parent.submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7",
+                             {"subOrganizationName": "origins child 2", "rootUsers": [refused],
+                              "rootQuorumThreshold": 1})
+    assert response.status_code == 400
+    assert "not an allowed WebAuthn origin" in response.json()["message"]
