@@ -1,0 +1,144 @@
+"""Casting votes (``infra.votes.cast_vote``) and vote rights, on real rows (SQLite file)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import infra.db.models  # noqa: F401 - every table
+from infra.activities import lifecycle, registry
+from infra.activities.spec import ActivityContext
+from infra.clock import now
+from infra.db.base import Base
+from infra.db.engine import make_engine, make_session_factory
+from infra.db.models.activities import Activity, Vote
+from infra.db.models.organizations import Organization, User
+from infra.errors import FailedPrecondition, NotFound
+from infra.votes import APPROVED, REJECTED, cast_vote, vote_rights
+
+
+@dataclass
+class FakeBroker:
+    sent: list[Any] = field(default_factory=list)
+
+    def enqueue(self, message: Any, delay: int | None = None) -> None:
+        self.sent.append(message)
+
+
+@dataclass
+class FakeServices:
+    broker: FakeBroker = field(default_factory=FakeBroker)
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Session]:
+    engine = make_engine(f"sqlite:///{tmp_path / 'votes.db'}", pool_size=1)
+    Base.metadata.create_all(engine)
+    with make_session_factory(engine)() as s:
+        org = Organization(id="org", name="org", root_quorum_threshold=1)
+        s.add(org)
+        s.flush()
+        s.add_all([User(id=u, organization_id="org", name=u) for u in ("alice", "bob")])
+        s.commit()
+        yield s
+    engine.dispose()
+
+
+def _activity(session: Session, fingerprint: str, status: str, user: str,
+              type_name: str = "ACTIVITY_TYPE_CREATE_POLICY_V3") -> Activity:
+    activity = Activity(organization_id="org", type=type_name, status=status,
+                        fingerprint=fingerprint, body=f'{{"fp": "{fingerprint}"}}',
+                        timestamp_ms="0", intent={}, user_id=user)
+    session.add(activity)
+    session.flush()
+    session.add(Vote(activity_id=activity.id, user_id=user, selection=APPROVED,
+                     message=activity.body, public_key=f"02{user}", signature=f"sig-{user}",
+                     scheme="SIGNATURE_SCHEME_TK_API_P256"))
+    session.flush()
+    return activity
+
+
+def _ctx(session: Session, vote_activity: Activity, services: FakeServices) -> ActivityContext:
+    _, version = registry().by_type["ACTIVITY_TYPE_APPROVE_ACTIVITY"]
+    return ActivityContext(session=session, activity=vote_activity, organization_id="org",
+                           user_id=vote_activity.user_id, version=version, now=now(),
+                           services=services)  # type: ignore[arg-type]
+
+
+def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
+                     "ACTIVITY_TYPE_APPROVE_ACTIVITY")
+    services = FakeServices()
+    cast_vote(_ctx(session, vote, services), "sha256:t", APPROVED)
+    assert target.status == lifecycle.PENDING
+    assert services.broker.sent == []  # nothing before commit
+    session.commit()
+    assert [m.args for m in services.broker.sent] == [(target.id,)]
+    recorded = session.scalars(select(Vote).where(Vote.activity_id == target.id,
+                                                  Vote.user_id == "bob")).one()
+    assert (recorded.message, recorded.public_key, recorded.signature) == (
+        vote.body, "02bob", "sig-bob")
+
+
+def test_a_rejection_ends_the_target_rejected_without_re_evaluation(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
+                     "ACTIVITY_TYPE_REJECT_ACTIVITY")
+    services = FakeServices()
+    cast_vote(_ctx(session, vote, services), "sha256:t", REJECTED)
+    session.commit()
+    assert target.status == lifecycle.REJECTED
+    assert services.broker.sent == []
+
+
+def test_a_second_live_approval_by_the_same_user_is_refused(session: Session) -> None:
+    _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "alice",
+                     "ACTIVITY_TYPE_APPROVE_ACTIVITY")
+    with pytest.raises(FailedPrecondition, match="already voted"):
+        cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", APPROVED)
+
+
+def test_an_expired_approval_may_be_given_again(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    first = session.scalars(select(Vote).where(Vote.activity_id == target.id)).one()
+    first.created_at = now() - timedelta(hours=25)
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "alice",
+                     "ACTIVITY_TYPE_APPROVE_ACTIVITY")
+    cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", APPROVED)
+    assert target.status == lifecycle.PENDING
+
+
+@pytest.mark.parametrize("status", [lifecycle.COMPLETED, lifecycle.FAILED, lifecycle.REJECTED])
+def test_settled_targets_take_no_votes(session: Session, status: str) -> None:
+    _activity(session, "sha256:t", status, "alice")
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
+                     "ACTIVITY_TYPE_APPROVE_ACTIVITY")
+    with pytest.raises(FailedPrecondition, match="not awaiting consensus"):
+        cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", APPROVED)
+
+
+def test_unknown_fingerprint_is_the_documented_404(session: Session) -> None:
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
+                     "ACTIVITY_TYPE_APPROVE_ACTIVITY")
+    with pytest.raises(NotFound, match="No activity found with fingerprint"):
+        cast_vote(_ctx(session, vote, FakeServices()), "sha256:nope", APPROVED)
+
+
+def test_vote_rights_for_the_caller(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    votes = list(session.scalars(select(Vote).where(Vote.activity_id == target.id)))
+    assert vote_rights(session, target, "alice", votes) == (False, False)
+    assert vote_rights(session, target, "bob", votes) == (True, True)
+    assert vote_rights(session, target, "stranger", votes) == (False, False)
+    assert vote_rights(session, target, None, votes) == (False, False)
+    target.status = lifecycle.COMPLETED
+    assert vote_rights(session, target, "bob", votes) == (False, False)
