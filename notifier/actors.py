@@ -85,32 +85,44 @@ class Notifier:
 
 @dataclass(frozen=True)
 class _Claim:
+    """What the leased row and its endpoint said when the lease was taken."""
+
     url: str
     body: bytes
     event_id: str
     event_type: str
     subject_organization_id: str
+    endpoint_id: str
+    attempts: int
+    schedule_attempts: int
+    failing_since: datetime | None
     token: str
 
 
+def _why_not(session: Any, delivery_id: str, at: datetime) -> str:
+    """Why a delivery could not be leased (the rare path: read it to explain)."""
+    delivery = session.get(WebhookDelivery, delivery_id)
+    if delivery is None:
+        return "missing"
+    if delivery.status != DeliveryState.PENDING.value:
+        return "settled"
+    if as_utc(delivery.next_attempt_at) > at + EARLY_SLACK:
+        return "not due"
+    return "busy"
+
+
 def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
-    """Lease a due PENDING delivery; return why not otherwise."""
+    """Lease a due, unleased PENDING delivery in one UPDATE; return why not otherwise."""
     at = now()
+    token = new_id()
     with notifier.services.uow() as uow:
         session = uow.session
-        delivery = session.get(WebhookDelivery, delivery_id)
-        if delivery is None:
-            return "missing"
-        if delivery.status != DeliveryState.PENDING.value:
-            return "settled"
-        if as_utc(delivery.next_attempt_at) > at + EARLY_SLACK:
-            return "not due"
-        token = new_id()
-        claimed = session.execute(
+        row = session.execute(
             update(WebhookDelivery)
             .where(
                 WebhookDelivery.id == delivery_id,
                 WebhookDelivery.status == DeliveryState.PENDING.value,
+                WebhookDelivery.next_attempt_at <= at + EARLY_SLACK,
                 or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
             )
             .values(
@@ -119,25 +131,44 @@ def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
                 dispatched_until=None,
                 version=WebhookDelivery.version + 1,
             )
+            .returning(
+                WebhookDelivery.endpoint_id,
+                WebhookDelivery.body,
+                WebhookDelivery.event_id,
+                WebhookDelivery.event_type,
+                WebhookDelivery.subject_organization_id,
+                WebhookDelivery.attempts,
+                WebhookDelivery.schedule_attempts,
+            )
             .execution_options(synchronize_session=False)
-        )
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
-            return "busy"
-        endpoint = session.get(WebhookEndpoint, delivery.endpoint_id)
+        ).first()
+        if row is None:
+            return _why_not(session, delivery_id, at)
+        endpoint = session.get(WebhookEndpoint, row.endpoint_id)
         if endpoint is None or not endpoint.is_active:
-            session.refresh(delivery)
-            delivery.status = DeliveryState.FAILED.value
-            delivery.last_error = "endpoint is not active"
-            delivery.sending_until = None
-            delivery.sending_token = None
+            session.execute(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id == delivery_id, WebhookDelivery.sending_token == token)
+                .values(
+                    status=DeliveryState.FAILED.value,
+                    last_error="endpoint is not active",
+                    sending_until=None,
+                    sending_token=None,
+                )
+                .execution_options(synchronize_session=False)
+            )
             uow.commit()
             return "endpoint inactive"
         claim = _Claim(
             url=endpoint.url,
-            body=delivery.body.encode("utf-8"),
-            event_id=delivery.event_id,
-            event_type=delivery.event_type,
-            subject_organization_id=delivery.subject_organization_id,
+            body=row.body.encode("utf-8"),
+            event_id=row.event_id,
+            event_type=row.event_type,
+            subject_organization_id=row.subject_organization_id,
+            endpoint_id=row.endpoint_id,
+            attempts=row.attempts,
+            schedule_attempts=row.schedule_attempts,
+            failing_since=endpoint.failing_since,
             token=token,
         )
         uow.commit()
@@ -166,84 +197,116 @@ def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
 
 
 def _update_health(
-    notifier: Notifier, session: Any, endpoint_id: str, record: AttemptRecord, at: datetime
+    notifier: Notifier, session: Any, claim: _Claim, record: AttemptRecord, at: datetime
 ) -> None:
-    """Track how long the endpoint has failed; disable it after days without success."""
+    """Track how long the endpoint has failed; disable it after days without success.
+
+    Writes only when the health changes (first failure, first success after failures), so the
+    common path costs no extra statement.
+    """
     ok = not record.refused and classify(record.status_code) is AttemptClass.SUCCESS
-    condition = WebhookEndpoint.failing_since.is_not(None) if ok else WebhookEndpoint.failing_since.is_(None)
-    session.execute(
-        update(WebhookEndpoint)
-        .where(WebhookEndpoint.id == endpoint_id, condition)
-        .values(failing_since=None if ok else at)
-        .execution_options(synchronize_session=False)
-    )
-    if ok:
+    if ok and claim.failing_since is None:
+        return
+    endpoint_id = claim.endpoint_id
+    if ok or claim.failing_since is None:
+        condition = (
+            WebhookEndpoint.failing_since.is_not(None) if ok else WebhookEndpoint.failing_since.is_(None)
+        )
+        session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id == endpoint_id, condition)
+            .values(failing_since=None if ok else at)
+            .execution_options(synchronize_session=False)
+        )
+        return
+    since_ms = int(as_utc(claim.failing_since).timestamp() * 1000)
+    at_ms = int(at.timestamp() * 1000)
+    if not failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
         return
     endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
     if endpoint is None or not endpoint.is_active or endpoint.failing_since is None:
         return
-    since_ms = int(as_utc(endpoint.failing_since).timestamp() * 1000)
-    at_ms = int(at.timestamp() * 1000)
-    if failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
-        days = (at_ms - since_ms) / 86_400_000
-        endpoint_rules.disable_endpoint(
-            session, endpoint, f"disabled after failing for {days:.1f} days without success", at
-        )
-        log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
+    days = (at_ms - since_ms) / 86_400_000
+    endpoint_rules.disable_endpoint(
+        session, endpoint, f"disabled after failing for {days:.1f} days without success", at
+    )
+    log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
 def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: AttemptRecord) -> str:
+    """Store the attempt and move the row, if this attempt still holds the lease."""
     at = now()
+    decision = decide(
+        notifier.schedule,
+        attempts_made=claim.schedule_attempts + 1,
+        status_code=record.status_code,
+        now_ms=int(at.timestamp() * 1000),
+        jitter_key=delivery_id,
+        retry_after_s=record.retry_after_s,
+        unsafe=record.refused,
+    )
+    values: dict[str, Any] = {
+        "attempts": WebhookDelivery.attempts + 1,
+        "schedule_attempts": WebhookDelivery.schedule_attempts + 1,
+        "status": decision.state.value,
+        "last_status_code": record.status_code,
+        "last_error": record.error or None,
+        "sending_until": None,
+        "sending_token": None,
+        "version": WebhookDelivery.version + 1,
+    }
+    if decision.state is DeliveryState.SUCCEEDED:
+        values["delivered_at"] = at
+    delay_ms: int | None = None
+    if decision.next_attempt_at_ms is not None:
+        due = datetime.fromtimestamp(decision.next_attempt_at_ms / 1000, tz=at.tzinfo)
+        values["next_attempt_at"] = due
+        values["dispatched_until"] = due + notifier.dispatch_grace
+        delay_ms = max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
     with notifier.services.uow() as uow:
         session = uow.session
-        delivery = session.get(WebhookDelivery, delivery_id, populate_existing=True)
-        if delivery is None:
-            return "missing"
-        number = delivery.attempts + 1
-        decision = decide(
-            notifier.schedule,
-            attempts_made=delivery.schedule_attempts + 1,
-            status_code=record.status_code,
-            now_ms=int(at.timestamp() * 1000),
-            jitter_key=delivery.id,
-            retry_after_s=record.retry_after_s,
-            unsafe=record.refused,
+        moved = session.execute(
+            update(WebhookDelivery)
+            .where(
+                WebhookDelivery.id == delivery_id,
+                WebhookDelivery.sending_token == claim.token,
+                WebhookDelivery.status == DeliveryState.PENDING.value,
+            )
+            .values(**values)
+            .execution_options(synchronize_session=False)
         )
+        holds_lease = moved.rowcount == 1  # type: ignore[attr-defined]
+        if not holds_lease:
+            # The lease expired and another attempt owns the row (or it was deleted): keep
+            # this attempt in the log if the row exists, leave the state to its new owner.
+            if session.get(WebhookDelivery, delivery_id) is None:
+                return "missing"
+            session.execute(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id == delivery_id)
+                .values(attempts=WebhookDelivery.attempts + 1)
+                .execution_options(synchronize_session=False)
+            )
         session.add(
             WebhookAttempt(
-                delivery_id=delivery.id,
-                number=number,
+                delivery_id=delivery_id,
+                number=claim.attempts + 1,
                 started_at=datetime.fromtimestamp(record.started_at_ms / 1000, tz=at.tzinfo),
                 latency_ms=record.latency_ms,
                 status_code=record.status_code,
                 response_excerpt=record.response_excerpt,
                 error=record.error,
                 address=record.address,
-                outcome=decision.state.value,
+                outcome=decision.state.value if holds_lease else "SUPERSEDED",
             )
         )
-        delivery.attempts = number
-        if delivery.sending_token != claim.token or delivery.status != DeliveryState.PENDING.value:
-            uow.commit()  # the lease was lost: keep the log, leave the state to its new owner
-            return "lease lost"
-        delivery.schedule_attempts += 1
-        delivery.status = decision.state.value
-        delivery.last_status_code = record.status_code
-        delivery.last_error = record.error if record.error else None
-        delivery.sending_until = None
-        delivery.sending_token = None
-        if decision.state is DeliveryState.SUCCEEDED:
-            delivery.delivered_at = at
-        if decision.next_attempt_at_ms is not None:
-            due = datetime.fromtimestamp(decision.next_attempt_at_ms / 1000, tz=at.tzinfo)
-            delivery.next_attempt_at = due
-            delivery.dispatched_until = due + notifier.dispatch_grace
-            delay_ms = max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
-            broker = notifier.services.broker
-            uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
-        _update_health(notifier, session, delivery.endpoint_id, record, at)
+        if holds_lease:
+            if delay_ms is not None:
+                broker = notifier.services.broker
+                uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+            _update_health(notifier, session, claim, record, at)
         uow.commit()
-        return decision.state.value
+        return decision.state.value if holds_lease else "lease lost"
 
 
 def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
