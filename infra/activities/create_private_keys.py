@@ -29,8 +29,9 @@ class Params(WireModel):
     private_keys: list[store.PrivateKeyParams] = Field(min_length=1)
 
 
-def _validate(params: Params) -> None:
-    for i, key in enumerate(params.private_keys):
+def validate_key_params(keys: list[store.PrivateKeyParams]) -> None:
+    """Curves and address formats of new keys (fast 400s)."""
+    for i, key in enumerate(keys):
         curve = parse_curve(key.curve, field=f"privateKeys[{i}].curve")
         if curve.value not in _PROBE:
             raise InvalidRequest("private keys use CURVE_SECP256K1 or CURVE_ED25519",
@@ -41,12 +42,12 @@ def _validate(params: Params) -> None:
 
 
 def check(params: Params, ctx: CheckContext) -> None:
-    _validate(params)
+    validate_key_params(params.private_keys)
     store.check_private_key_limit(ctx.session, ctx.organization_id, len(params.private_keys))
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    _validate(params)
+    validate_key_params(params.private_keys)
     store.check_private_key_limit(ctx.session, ctx.organization_id, len(params.private_keys))
     custody = custody_of(ctx.services)
     keys = [

@@ -28,18 +28,20 @@ class Params(WireModel):
     accounts: list[store.AccountParams] = Field(default_factory=list)
 
 
-def _target(session: Any, organization_id: str, user_id: str) -> ImportTarget:
+def import_target(session: Any, organization_id: str, user_id: str, kind: str = KIND,
+                  init_path: str = "init_import_wallet") -> ImportTarget:
+    """The user's pending import target key of ``kind`` (a 400 naming the init call if none)."""
     target = session.scalars(
         select(ImportTarget)
         .where(ImportTarget.organization_id == organization_id,
-               ImportTarget.user_id == user_id, ImportTarget.kind == KIND)
+               ImportTarget.user_id == user_id, ImportTarget.kind == kind)
         .order_by(ImportTarget.created_at.desc())
         .limit(1)
     ).first()
     if target is None:
         raise FailedPrecondition(
-            "no import in progress for this user; call init_import_wallet first and encrypt "
-            "the mnemonic to its importBundle"
+            f"no import in progress for this user; call {init_path} first and encrypt "
+            "to its importBundle"
         )
     return target
 
@@ -48,7 +50,7 @@ def check(params: Params, ctx: CheckContext) -> None:
     user_in_org(ctx.session, ctx.organization_id, params.user_id)
     own_user(params.user_id, ctx.user_id)
     store.validate_accounts(params.accounts)
-    _target(ctx.session, ctx.organization_id, params.user_id)
+    import_target(ctx.session, ctx.organization_id, params.user_id)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
@@ -56,7 +58,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     own_user(params.user_id, ctx.user_id)
     specs = store.validate_accounts(params.accounts)
     custody = custody_of(ctx.services)
-    target = _target(ctx.session, ctx.organization_id, params.user_id)
+    target = import_target(ctx.session, ctx.organization_id, params.user_id)
     target_key = hpke.private_key_from_bytes(custody.open_row(target))
     plaintext = bundles.open_encrypted_bundle(params.encrypted_bundle, target_key)
     mnemonic_secret, passphrase_secret = bundles.split_wallet_plaintext(plaintext)

@@ -213,6 +213,28 @@ def create_private_key(
     return key
 
 
+def private_key_in_org(session: Session, organization_id: str, private_key_id: str) -> PrivateKey:
+    """The private key ``private_key_id`` of the organization, or a 404."""
+    key = session.get(PrivateKey, private_key_id)
+    if key is None or key.organization_id != organization_id:
+        raise NotFound(f"private key not found: {private_key_id}")
+    return key
+
+
+def account_by_address(session: Session, organization_id: str, address: str) -> WalletAccount:
+    """The organization's wallet account with ``address``, or a 404."""
+    account = session.scalars(
+        select(WalletAccount)
+        .where(WalletAccount.organization_id == organization_id,
+               WalletAccount.address.in_(_address_variants(address)))
+        .order_by(WalletAccount.created_at)
+        .limit(1)
+    ).first()
+    if account is None:
+        raise NotFound(f"wallet account not found: {address}")
+    return account
+
+
 def check_private_key_limit(session: Session, organization_id: str, adding: int) -> None:
     count = session.scalar(
         select(func.count()).select_from(PrivateKey)

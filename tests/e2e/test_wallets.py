@@ -19,7 +19,10 @@ from turnkey_sdk_types import (
     CreatePrivateKeysBody,
     CreateWalletAccountsBody,
     CreateWalletBody,
+    DeletePrivateKeysBody,
     DeleteWalletsBody,
+    ExportPrivateKeyBody,
+    ExportWalletAccountBody,
     ExportWalletBody,
     GetPrivateKeyBody,
     GetPrivateKeysBody,
@@ -27,7 +30,9 @@ from turnkey_sdk_types import (
     GetWalletAccountsBody,
     GetWalletBody,
     GetWalletsBody,
+    ImportPrivateKeyBody,
     ImportWalletBody,
+    InitImportPrivateKeyBody,
     InitImportWalletBody,
     SignRawPayloadBody,
     SignRawPayloadsBody,
@@ -244,3 +249,41 @@ def test_imported_wallet_signs_like_the_reference_derivation(deployment: Deploym
     expected = hd.derive_from_mnemonic(mnemonic, Curve.ED25519, SOL["path"], "pw")
     assert imported.addresses == [derive_address(Curve.ED25519, AddressFormat.SOLANA,
                                                  expected.public_key)]
+
+
+def test_private_key_import_export_and_delete(deployment: Deployment) -> None:
+    signer_key = _signer_key(deployment)
+    client = deployment.client()
+    user_id = deployment.root.user_id
+    org_id = deployment.root.organization_id
+    secret = bytes.fromhex("46" * 32)
+    init = client.init_import_private_key(InitImportPrivateKeyBody(userId=user_id))
+    target = bundles.verify_signed_bundle(init.importBundle, signer_key)["targetPublic"]
+    imported = client.import_private_key(ImportPrivateKeyBody(
+        userId=user_id, privateKeyName="imported-pk", curve="CURVE_SECP256K1",
+        addressFormats=["ADDRESS_FORMAT_ETHEREUM"],
+        encryptedBundle=bundles.encrypt_to_bundle(secret, target)))
+    assert imported.addresses[0].address == "0x9d8A62f656a8d1615C1294fd71e9CFb3E4855A4F"
+    embedded = hpke.generate_private_key()
+    target_hex = hpke.uncompressed(embedded.public_key()).hex()
+    exported = client.export_private_key(ExportPrivateKeyBody(
+        privateKeyId=imported.privateKeyId, targetPublicKey=target_hex))
+    assert bundles.open_export_bundle(exported.exportBundle, embedded,
+                                      signer_public_key_hex=signer_key,
+                                      organization_id=org_id) == secret
+    client.delete_private_keys(DeletePrivateKeysBody(privateKeyIds=[imported.privateKeyId]))
+    err = _error(lambda: client.get_private_key(GetPrivateKeyBody(
+        privateKeyId=imported.privateKeyId)))
+    assert err.status_code == 404
+
+
+def test_export_wallet_account_returns_the_account_key(deployment: Deployment) -> None:
+    _, (eth, _sol) = _wallet(deployment, "acct-export")
+    client = deployment.client()
+    embedded = hpke.generate_private_key()
+    exported = client.export_wallet_account(ExportWalletAccountBody(
+        address=eth, targetPublicKey=hpke.uncompressed(embedded.public_key()).hex()))
+    key = bundles.open_export_bundle(exported.exportBundle, embedded,
+                                     signer_public_key_hex=_signer_key(deployment),
+                                     organization_id=deployment.root.organization_id)
+    assert eth_keys.PrivateKey(key).public_key.to_checksum_address() == eth
