@@ -9,7 +9,8 @@ dramatiq worker on the ``notifications`` queue with ``--threads`` threads, and t
 relay. Two measurements, each against a baseline taken in the same run:
 
 * **throughput**: ``--deliveries`` outbox rows are written by activities (the lifecycle
-  listener), then the relay and worker are started and timed until every row has SUCCEEDED.
+  listener hands them to the broker at commit), then the worker and relay are started and
+  timed until every row has SUCCEEDED.
   Baseline: the same number of signed POSTs sent directly with the same number of threads
   (no database, no broker): what the HTTP side alone allows.
 * **added latency**: ``--events`` activities are completed one at a time while the notifier

@@ -3,7 +3,7 @@
 * the outbox listener on every activity creation and status change;
 * a worker hook that opens the signing key ring under the data directory and publishes its
   public keys for the JWKS endpoint (worker, embedded and CLI roles only: the ingress never
-  opens the private ring).
+  opens the private ring), and lets the outbox hand new rows to the broker at commit.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from infra.activities import lifecycle
 from infra.bootstrap import WORKER_HOOKS, Services
 from infra.clock import now_ms
+from infra.messaging import contracts
 from infra.webhooks import keystore, outbox
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,13 @@ def open_keyring(services: Services) -> None:
     """Worker hook: load (or create) the ring and publish its public keys."""
     holder = keystore.KeyRingFile(keystore.keyring_path(services.settings.data_dir), now_ms=now_ms())
     services.extras[KEYRING] = holder
+    broker = services.broker
+
+    def dispatch(ids: list[str]) -> None:
+        for delivery_id in ids:
+            contracts.send_deliver_webhook(broker, delivery_id)
+
+    outbox.set_dispatcher(dispatch)
     try:
         with services.uow() as uow:
             keystore.publish(uow.session, holder.ring())

@@ -8,15 +8,24 @@ roll back with the change, so a crash can neither lose an event nor invent one; 
 derived from (activity id, status), and ``(event_id, endpoint_id)`` is unique, so writing the
 same change twice adds nothing.
 
+Dispatch: in processes that have a broker at hand (workers, embedded), :func:`set_dispatcher`
+registers a sender and the new rows' ids are sent to the notifier right after the transaction
+commits (a SQLAlchemy ``after_commit`` hook), marked as dispatched so the relay leaves them
+alone. Elsewhere (the ingress), or if that send is lost, the notifier's relay picks the rows
+up from the table; nothing depends on the send.
+
 The legacy ``FEATURE_NAME_WEBHOOK`` organization feature is mirrored as an endpoint row
 (``source = "feature"``) the first time an event needs it, and follows the feature's value.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections.abc import Callable
+from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id, now
@@ -30,6 +39,14 @@ from infra.webhooks.schedule import DeliveryState
 
 FEATURE_WEBHOOK = "FEATURE_NAME_WEBHOOK"
 FEATURE_ENDPOINT_NAME = "FEATURE_NAME_WEBHOOK"
+log = logging.getLogger(__name__)
+
+#: ``session.info`` key collecting the delivery ids a transaction created.
+_PENDING_KEY = "walletd.webhooks.new_deliveries"
+#: How long a row dispatched at commit is left to that message before the relay re-sends it.
+DISPATCH_GRACE = timedelta(seconds=60)
+_dispatcher: Callable[[list[str]], None] | None = None
+
 _FEATURE_NAMESPACE = uuid.UUID("0b6c2f4e-1d8a-5e57-9c33-6a4f2e8d7b10")
 #: Organizations nest shallowly; the walk stops here even if data were cyclic.
 MAX_DEPTH = 32
@@ -145,11 +162,37 @@ def enqueue_event(
             attempts=0,
             schedule_attempts=0,
             next_attempt_at=due,
+            dispatched_until=due + DISPATCH_GRACE if _dispatcher is not None else None,
         )
         session.add(delivery)
         ids.append(delivery.id)
     session.flush()
+    if _dispatcher is not None and ids:
+        session.info.setdefault(_PENDING_KEY, []).extend(ids)
     return ids
+
+
+def set_dispatcher(dispatcher: Callable[[list[str]], None] | None) -> None:
+    """Send new delivery ids with ``dispatcher`` after each commit (``None``: leave it to the
+    relay)."""
+    global _dispatcher
+    _dispatcher = dispatcher
+
+
+@event.listens_for(Session, "after_commit")
+def _dispatch_after_commit(session: Session) -> None:
+    ids = session.info.pop(_PENDING_KEY, None)
+    if not ids or _dispatcher is None:
+        return
+    try:
+        _dispatcher(list(ids))
+    except Exception:  # the relay re-sends once the grace period is over
+        log.exception("webhook dispatch after commit failed; the relay will send")
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_after_rollback(session: Session) -> None:
+    session.info.pop(_PENDING_KEY, None)
 
 
 def on_activity_change(session: Session, activity: Activity, previous: str | None) -> None:

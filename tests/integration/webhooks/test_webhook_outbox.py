@@ -12,6 +12,7 @@ from infra.clock import now, now_ms
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from infra.webhooks import outbox
 from infra.webhooks.keystore import jwks_from_database
 from infra.webhooks.payloads import activity_event_id
 from infra.webhooks.replay import replay_failed
@@ -197,7 +198,20 @@ def test_replay_by_time_range_only_touches_failed_rows_in_range(
     assert {_state(world, first.id).status, _state(world, second.id).status} == {"PENDING"}
 
 
-def test_relay_dispatches_due_rows_once_within_grace(world: World, receiver: WebhookReceiver) -> None:
+def test_rows_are_handed_to_the_broker_at_commit_and_the_relay_leaves_them(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    queue = world.services.broker.queues["notifications"]
+    assert queue.qsize() == 1
+    assert relay_once(world.services, grace=timedelta(seconds=60)) == 0
+
+
+def test_without_a_dispatcher_the_relay_sends_due_rows_once_within_grace(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    outbox.set_dispatcher(None)  # like the ingress role: no broker hand-off at commit
     world.add_endpoint(world.root_id, receiver.url)
     world.submit(world.root_id)
     grace = timedelta(seconds=60)
@@ -205,6 +219,12 @@ def test_relay_dispatches_due_rows_once_within_grace(world: World, receiver: Web
     assert relay_once(world.services, grace=grace) == 0
     queue = world.services.broker.queues["notifications"]
     assert queue.qsize() == 1
+
+
+def test_rolled_back_rows_are_not_dispatched(world: World, receiver: WebhookReceiver) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id, commit=False)
+    assert world.services.broker.queues["notifications"].qsize() == 0
 
 
 def test_second_copy_of_a_message_is_refused_while_the_first_is_sending(
