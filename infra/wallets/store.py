@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from pydantic import Field
 from sqlalchemy import func, select
@@ -226,7 +227,7 @@ def account_by_address(session: Session, organization_id: str, address: str) -> 
     account = session.scalars(
         select(WalletAccount)
         .where(WalletAccount.organization_id == organization_id,
-               WalletAccount.address.in_(_address_variants(address)))
+               _address_matches(WalletAccount.address, address))
         .order_by(WalletAccount.created_at)
         .limit(1)
     ).first()
@@ -258,11 +259,11 @@ class SigningTarget:
     wallet: Wallet | None = None
 
 
-def _address_variants(sign_with: str) -> list[str]:
-    variants = [sign_with]
-    if sign_with.startswith(("0x", "0X")):
-        variants.append(sign_with.lower())
-    return variants
+def _address_matches(column: Any, address: str) -> Any:
+    """Exact match, or case-insensitive for 0x-hex addresses (EIP-55 checksums vary)."""
+    if address.startswith(("0x", "0X")):
+        return func.lower(column) == address.lower()
+    return column == address
 
 
 def resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:
@@ -287,7 +288,8 @@ def resolve_sign_with(session: Session, organization_id: str, sign_with: str) ->
         account = session.scalars(
             select(WalletAccount)
             .where(WalletAccount.organization_id == organization_id,
-                   func.lower(WalletAccount.address) == sign_with.lower())
+                   _address_matches(WalletAccount.address, sign_with))
+            .order_by(WalletAccount.created_at)
             .limit(1)
         ).first()
     if account is not None:
@@ -300,7 +302,7 @@ def resolve_sign_with(session: Session, organization_id: str, sign_with: str) ->
         entry = session.scalars(
             select(PrivateKeyAddress)
             .where(PrivateKeyAddress.organization_id == organization_id,
-                   PrivateKeyAddress.address.in_(_address_variants(sign_with)))
+                   _address_matches(PrivateKeyAddress.address, sign_with))
             .limit(1)
         ).first()
         key = session.get(PrivateKey, entry.private_key_id) if entry else None
