@@ -1,7 +1,12 @@
-"""Activity webhooks: the pure parts of the notifier (PROTOCOL.md §9).
+"""Activity webhooks (PROTOCOL.md §9).
 
-``signing`` builds the ``X-Turnkey-*`` headers and the Ed25519 signature, ``jwks`` publishes the
-verification keys, ``destinations`` decides where a delivery may go, ``schedule`` decides when it
-is tried again, and ``payloads`` builds the bytes that are sent. None of them touches the
-database, the broker or the environment.
+Pure parts (no database, broker or environment): ``signing`` builds the ``X-Turnkey-*``
+headers and the Ed25519 signature and rotates keys, ``jwks`` publishes verification keys,
+``destinations`` decides where a delivery may go, ``schedule`` decides when it is tried again,
+``payloads`` builds the bytes that are sent.
+
+Parts that use the caller's database session: ``outbox`` (the lifecycle listener writing
+delivery rows in the activity's transaction), ``endpoints`` (validation, rendering, disabling),
+``replay``, ``keystore`` (the ring file and its published public keys); ``extension`` plugs
+them in. Sending is the ``notifier`` package's job.
 """
