@@ -2,6 +2,7 @@
 
     walletd keys rotate            add a master-key version, make it current, rewrap every
                                    wrapped data key in the database under it
+    walletd keys rewrap            rewrap data keys still under an older version (no new one)
     walletd keys status            versions in the key ring and how many rows each wraps
     walletd keys retire VERSION    stop a version from unwrapping (refused while rows use it)
 
@@ -30,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir")
     sub = parser.add_subparsers(dest="keys_command", required=True)
     sub.add_parser("rotate", help="add a master-key version and rewrap every data key")
+    sub.add_parser("rewrap", help="rewrap data keys still wrapped by an older version")
     sub.add_parser("status", help="key ring versions and the rows each one wraps")
     retire = sub.add_parser("retire", help="retire a master-key version no row uses")
     retire.add_argument("version", type=int)
@@ -44,6 +46,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if args.keys_command == "rotate":
             return _rotate(settings, path)
+        if args.keys_command == "rewrap":
+            return _rewrap(settings)
         if args.keys_command == "status":
             return _status(settings, path)
         return _retire(settings, path, args.version)
@@ -52,14 +56,25 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _rotate(settings: Settings, path: str) -> int:
-    keyring = rotate_keyring_file(path)
+def _rewrap_rows(settings: Settings) -> tuple[int, int]:
     services = bootstrap(settings, "cli")
     custody = custody_of(services)
     with services.uow() as uow:
         changed = rewrap_all(uow.session, custody)
         uow.commit()
-    print(f"master key version {keyring.current} is current; rewrapped {changed} data keys")
+    return custody.keyring.current, changed
+
+
+def _rotate(settings: Settings, path: str) -> int:
+    rotate_keyring_file(path)
+    current, changed = _rewrap_rows(settings)
+    print(f"master key version {current} is current; rewrapped {changed} data keys")
+    return 0
+
+
+def _rewrap(settings: Settings) -> int:
+    current, changed = _rewrap_rows(settings)
+    print(f"rewrapped {changed} data keys under master key version {current}")
     return 0
 
 

@@ -9,7 +9,9 @@ its own, bound to the row by its context (``wallet:<id>``, ``private_key:<id>``,
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 
 CUSTODY = "wallets.custody"
 SIGNER_NAME = "bundle-signer"
+RELOAD_CHECK_S = 1.0
 SEALED_TABLES: tuple[type[Any], ...] = (Wallet, PrivateKey, ImportTarget, ServiceKey)
 
 
@@ -55,14 +58,41 @@ class Custody:
     session_factory: Any = None
     _signer: ServiceSigner | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _mtime: float = 0.0
+    _checked: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._mtime = self._file_mtime()
+        self._checked = time.monotonic()
+
+    def _file_mtime(self) -> float:
+        try:
+            return os.stat(self.keyring_path).st_mtime
+        except OSError:
+            return 0.0
 
     def reload(self) -> None:
         """Re-read the keyring file (after ``walletd keys rotate`` in another process)."""
         with self._lock:
+            self._mtime = self._file_mtime()
             self.keyring = load_keyring_file(self.keyring_path)
+
+    def refresh(self) -> None:
+        """Reload when the file changed (checked at most once a second).
+
+        New data keys are then wrapped with the newest version even in a worker that started
+        before ``walletd keys rotate`` ran.
+        """
+        now = time.monotonic()
+        if now - self._checked < RELOAD_CHECK_S:
+            return
+        self._checked = now
+        if self._file_mtime() != self._mtime:
+            self.reload()
 
     def seal_row(self, row: Any, secret: bytes) -> None:
         """Seal ``secret`` into ``row.wrapped_key`` / ``row.ciphertext``."""
+        self.refresh()
         sealed = Envelope(self.keyring).seal(secret, row_context(row))
         row.wrapped_key, row.ciphertext = sealed.wrapped_key, sealed.ciphertext
 

@@ -91,3 +91,21 @@ def test_rotation_in_another_process_is_picked_up_on_unknown_version(settings: S
     assert row.wrapped_key.startswith("wk1.2.")
     assert worker.open_row(row) == b"secret"  # worker re-read the ring
     assert worker.keyring.current == 2
+
+
+def test_worker_wraps_new_rows_with_a_version_rotated_by_another_process(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from infra.crypto.keyring import rotate_keyring_file
+    from infra.wallets import custody as custody_module
+
+    monkeypatch.setattr(custody_module, "RELOAD_CHECK_S", 0.0)
+    worker = load_custody(settings.master_key_file)
+    rotate_keyring_file(settings.master_key_file)
+    stat = os.stat(settings.master_key_file)
+    os.utime(settings.master_key_file, (stat.st_atime, stat.st_mtime + 5))  # coarse clocks
+    row = Wallet(id="n", organization_id="o", name="n")
+    worker.seal_row(row, b"secret")
+    assert row.wrapped_key.startswith("wk1.2.")
