@@ -73,7 +73,9 @@ def _wait_status(dep: Deployment, key: Key, activity_id: str, wanted: str) -> An
             return activity
         time.sleep(0.1)
     assert activity is not None
-    raise AssertionError(f"activity stayed {activity.status.value}, wanted {wanted}")
+    runs = _outcomes(dep, key, activity_id)
+    raise AssertionError(f"activity stayed {activity.status.value}, wanted {wanted}; votes "
+                         f"{[(v.userId, v.selection) for v in activity.votes]}; runs {runs}")
 
 
 def _organization(dep: Deployment, key: Key) -> dict[str, Any]:
@@ -317,15 +319,19 @@ def _vote_concurrently(dep: Deployment, voters: list[Key], fingerprint: str) -> 
     barrier = threading.Barrier(len(voters))
     outcomes: list[str] = []
 
-    def vote(voter: Key) -> None:
+    # Distinct timestamps: identical bodies would be one idempotent submission, not two votes.
+    base_ms = int(time.time() * 1000)
+
+    def vote(voter: Key, offset: int) -> None:
+        body = ApproveActivityBody(fingerprint=fingerprint, timestampMs=str(base_ms + offset))
         barrier.wait()
         try:
-            dep.client(voter).approve_activity(ApproveActivityBody(fingerprint=fingerprint))
+            dep.client(voter).approve_activity(body)
             outcomes.append("ok")
         except (TurnkeyNetworkError, TurnkeyActivityError) as ex:
             outcomes.append(str(ex))
 
-    threads = [threading.Thread(target=vote, args=(v,)) for v in voters]
+    threads = [threading.Thread(target=vote, args=(v, i)) for i, v in enumerate(voters)]
     for thread in threads:
         thread.start()
     for thread in threads:
