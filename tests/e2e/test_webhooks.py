@@ -9,6 +9,7 @@ verified with ``cryptography`` against the served JWKS.
 from __future__ import annotations
 
 import base64
+import functools
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,7 +60,8 @@ def hooked_production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Depl
 
 @pytest.fixture(params=["embedded", "production"])
 def dep(request: pytest.FixtureRequest) -> Deployment:
-    return request.getfixturevalue(f"hooked_{request.param}")  # type: ignore[no-any-return]
+    deployment: Deployment = request.getfixturevalue(f"hooked_{request.param}")
+    return deployment
 
 
 @pytest.fixture
@@ -102,6 +104,10 @@ def _for(receiver: WebhookReceiver, activity_id: str) -> list[Received]:
 
 def _completed_for(receiver: WebhookReceiver, activity_id: str) -> list[Received]:
     return [r for r in _for(receiver, activity_id) if r.json()["status"] == "ACTIVITY_STATUS_COMPLETED"]
+
+
+def _arrived_twice(receiver: WebhookReceiver, activity_id: str) -> bool:
+    return len(_for(receiver, activity_id)) >= 2
 
 
 def _sql(dep: Deployment, query: str, **params: Any) -> list[Any]:
@@ -205,7 +211,7 @@ def test_receiver_down_then_up_everything_arrives_once_by_event_id(
         _until(all_tried)
         receiver.start()
         for activity_id in activity_ids:
-            _until(lambda a=activity_id: len(_for(receiver, a)) >= 2)
+            _until(functools.partial(_arrived_twice, receiver, activity_id))
         event_ids = [r.header("X-Turnkey-Event-Id") for a in activity_ids for r in _for(receiver, a)]
         assert len(event_ids) == 2 * len(activity_ids) == len(set(event_ids))
     finally:

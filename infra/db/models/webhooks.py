@@ -74,9 +74,7 @@ class WebhookDelivery(Timestamped, Base):
         ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), index=True
     )
     #: The endpoint's organization (receives the event).
-    organization_id: Mapped[str] = mapped_column(
-        ForeignKey("organizations.id", ondelete="CASCADE")
-    )
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
     #: The organization the event is about (``X-Turnkey-Organization-Id``).
     subject_organization_id: Mapped[str] = mapped_column(String(36))
     activity_id: Mapped[str | None] = mapped_column(String(36), nullable=True, index=True)
@@ -87,9 +85,7 @@ class WebhookDelivery(Timestamped, Base):
     schedule_attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: A deliver message is believed queued until then; the relay leaves the row alone.
-    dispatched_until: Mapped[datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
-    )
+    dispatched_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: An actor is sending until then (lease); nobody else sends meanwhile.
     sending_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     sending_token: Mapped[str | None] = mapped_column(String(36), nullable=True)
