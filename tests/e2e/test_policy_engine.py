@@ -159,7 +159,7 @@ def test_tagged_approvers_consensus_from_the_docs(deployment: Deployment) -> Non
                for run in _outcomes(deployment, a, pending.id))
 
 
-MAIL = {
+MAIL: dict[str, Any] = {
     "types": {
         "EIP712Domain": [{"name": "name", "type": "string"}, {"name": "chainId", "type": "uint256"}],
         "Mail": [{"name": "to", "type": "address"}, {"name": "amount", "type": "uint256"}],
