@@ -99,14 +99,21 @@ class _Claim:
     token: str
 
 
-def _why_not(session: Any, delivery_id: str, at: datetime) -> str:
-    """Why a delivery could not be leased (the rare path: read it to explain)."""
+def _why_not(notifier: Notifier, session: Any, delivery_id: str, at: datetime) -> str:
+    """Why a delivery could not be leased (the rare path: read it to explain).
+
+    A message that arrives before the row is due (clock skew between hosts, a stray copy)
+    is put back with the remaining delay rather than left to the relay's grace period.
+    """
     delivery = session.get(WebhookDelivery, delivery_id)
     if delivery is None:
         return "missing"
     if delivery.status != DeliveryState.PENDING.value:
         return "settled"
-    if as_utc(delivery.next_attempt_at) > at + EARLY_SLACK:
+    remaining = as_utc(delivery.next_attempt_at) - at
+    if remaining > EARLY_SLACK:
+        delay_ms = int(remaining.total_seconds() * 1000)
+        contracts.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
         return "not due"
     return "busy"
 
@@ -143,7 +150,7 @@ def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
             .execution_options(synchronize_session=False)
         ).first()
         if row is None:
-            return _why_not(session, delivery_id, at)
+            return _why_not(notifier, session, delivery_id, at)
         endpoint = session.get(WebhookEndpoint, row.endpoint_id)
         if endpoint is None or not endpoint.is_active:
             session.execute(

@@ -126,9 +126,10 @@ def test_server_error_then_success_retries_with_same_event_and_records_attempts(
     assert deliver_webhook(world.notifier, row.id) == "PENDING"
     pending = _state(world, row.id)
     assert pending.next_attempt_at is not None and pending.last_status_code == 500
-    assert deliver_webhook(world.notifier, row.id) == "not due"
     queued = world.services.broker.queues["notifications.DQ"]
     assert queued.qsize() == 1  # the long delay travels through the broker
+    assert deliver_webhook(world.notifier, row.id) == "not due"
+    assert queued.qsize() == 2  # an early copy is put back with the remaining delay
 
     _make_due(world, row.id)
     assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
