@@ -12,6 +12,7 @@ import base64
 import functools
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from turnkey_http.generated.client import TurnkeyNetworkError
 from turnkey_sdk_types import (
     CreateWebhookEndpointBody,
     DeleteWebhookEndpointBody,
+    GetActivitiesBody,
     ListWebhookEndpointsBody,
     RemoveOrganizationFeatureBody,
     SetOrganizationFeatureBody,
@@ -117,6 +119,17 @@ def _sql(dep: Deployment, query: str, **params: Any) -> list[Any]:
     try:
         with engine.connect() as conn:
             return list(conn.execute(text(query), params))
+    finally:
+        engine.dispose()
+
+
+def _sql_write(dep: Deployment, statement: str, **params: Any) -> None:
+    from infra.db.engine import make_engine
+
+    engine = make_engine(database_url(dep), pool_size=1)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(statement), params)
     finally:
         engine.dispose()
 
@@ -287,6 +300,43 @@ def test_notifier_killed_mid_delivery_still_delivers_and_never_resends_success(
         assert len(_for(receiver, activity_id)) == delivered
         events = {r.header("X-Turnkey-Event-Id") for r in _for(receiver, activity_id)}
         assert len(events) == 2
+    finally:
+        _drop_endpoint(dep, endpoint_id)
+
+
+def test_endpoint_failing_for_days_is_disabled_and_the_organization_sees_it(
+    dep: Deployment, receiver: WebhookReceiver
+) -> None:
+    endpoint_id = _endpoint(dep, receiver.url)
+    receiver.wait_for(1, timeout_s=60)  # its creation event: the endpoint has worked
+    receiver.script([Reply(503)] * 50)
+    _sql_write(
+        dep,
+        "UPDATE webhook_endpoints SET failing_since = :t WHERE id = :e",
+        t=datetime.now(UTC) - timedelta(days=6),
+        e=endpoint_id,
+    )
+    try:
+        _rename(dep, name="into-the-void")
+        client = dep.client()
+
+        def disabled() -> bool:
+            listed = client.list_webhook_endpoints(ListWebhookEndpointsBody())
+            mine = [e for e in listed.webhookEndpoints if e.endpointId == endpoint_id]
+            return bool(mine) and mine[0].isActive is False
+
+        _until(disabled)
+        activities = client.get_activities(GetActivitiesBody()).activities
+        shown = [
+            a
+            for a in activities
+            if a.type.value == "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT"
+            and a.intent.updateWebhookEndpointIntent
+            and a.intent.updateWebhookEndpointIntent.endpointId == endpoint_id
+        ]
+        assert len(shown) == 1
+        assert shown[0].status.value == "ACTIVITY_STATUS_COMPLETED"
+        assert shown[0].intent.updateWebhookEndpointIntent.isActive is False
     finally:
         _drop_endpoint(dep, endpoint_id)
 
