@@ -178,6 +178,8 @@ def mnemonic_to_seed(mnemonic_secret: str, passphrase_secret: str = "") -> bytes
     The cache is keyed by the digest of the text as given, so a hit skips validation and
     PBKDF2 alike; a miss validates and normalises first.
     """
+    if not isinstance(mnemonic_secret, str) or not isinstance(passphrase_secret, str):
+        raise InvalidRequest("invalid mnemonic: expected text", field="mnemonic")
     key = _digest(mnemonic_secret.encode(), passphrase_secret.encode())
     seed_secret = _SEEDS.get(key)
     if seed_secret is None:
