@@ -266,3 +266,13 @@ def test_public_key_from_private_rejects_bad_keys() -> None:
         signing.public_key_from_private(Curve.ED25519, b"\x01" * 31)
     with pytest.raises(InvalidRequest):
         signing.generate_private_key(Curve.P256)
+
+
+def test_eip712_digest_accepts_the_viem_serialisation_variants() -> None:
+    vec = EIP["eip712_mail"]
+    no_domain_type = json.loads(json.dumps(vec["typed_data"]))
+    del no_domain_type["types"]["EIP712Domain"]
+    string_chain = json.loads(json.dumps(vec["typed_data"]))
+    string_chain["domain"]["chainId"] = "1"
+    for variant in (no_domain_type, string_chain):
+        assert signing.eip712_digest(json.dumps(variant)).hex() == vec["digest"]
