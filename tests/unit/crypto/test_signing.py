@@ -276,3 +276,15 @@ def test_eip712_digest_accepts_the_viem_serialisation_variants() -> None:
     string_chain["domain"]["chainId"] = "1"
     for variant in (no_domain_type, string_chain):
         assert signing.eip712_digest(json.dumps(variant)).hex() == vec["digest"]
+
+
+@pytest.mark.parametrize("vector", ECDSA["vectors"] + ECDSA["k_only"]["vectors"],
+                         ids=lambda v: v["message"][:20])
+def test_secp256k1_nonce_is_the_published_rfc6979_k(vector: dict[str, Any]) -> None:
+    """r must be the x coordinate of k·G for the published deterministic nonce k."""
+    key = bytes.fromhex(vector["d"].rjust(64, "0"))
+    sig = signing.sign_raw_payload(
+        Curve.SECP256K1, key, vector["message"], TEXT, HashFunction.SHA256
+    )
+    k_point = coincurve.PrivateKey(bytes.fromhex(vector["k"])).public_key.format(compressed=True)
+    assert int(sig.r, 16) == int.from_bytes(k_point[1:], "big") % N
