@@ -15,8 +15,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from infra.clock import now_ms
+from infra.db.models.webhooks import WebhookDelivery
 from infra.webhooks.keystore import jwks_from_database
 from notifier.actors import deliver_webhook
 from tests.support.webhook_receiver import WebhookReceiver
@@ -70,10 +72,6 @@ def _verify(payload: dict[str, object]) -> dict[str, object]:
 def _delivered(world: World, receiver: WebhookReceiver) -> dict[str, object]:
     world.add_endpoint(world.root_id, receiver.url)
     world.submit(world.root_id)
-    from sqlalchemy import select
-
-    from infra.db.models.webhooks import WebhookDelivery
-
     with world.services.session_factory() as session:
         (delivery_id,) = session.scalars(select(WebhookDelivery.id)).all()
         jwks = jwks_from_database(session, now_ms=now_ms())
