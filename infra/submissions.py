@@ -6,11 +6,13 @@ ingress resource only moves bytes in and out.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from infra.activities import lifecycle, registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
@@ -26,7 +28,7 @@ from infra.envelope import (
     parse_json_object,
     validate_model,
 )
-from infra.errors import InvalidRequest, NotFound, PermissionDenied, from_failure
+from infra.errors import AlreadyExists, InvalidRequest, NotFound, PermissionDenied, from_failure
 from infra.messaging.contracts import send_evaluate_activity
 from infra.views.activities import render_activity
 from infra.wiremodel import WireModel
@@ -58,6 +60,9 @@ def find_spec(path: str, type_name: str) -> tuple[ActivitySpec, Version]:
 def submit(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
     """Accept one activity and answer with its wire view.
 
+    An identical body (same fingerprint in the same organization) from the same user
+    returns the stored activity; from another user it is a 409, never a silent merge.
+
     Raises:
         WalletError: Any 4xx condition, or the activity's own failure when it FAILED
             inside the wait (so clients see the error as Turnkey reports it).
@@ -65,52 +70,94 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
     spec_for_path(path)
     envelope = parse_envelope(parse_json_object(body))
     spec, version = find_spec(path, envelope.type)
+    activity_id, principal = _accept(services, spec, version, envelope, headers, body)
+    return answer(services, activity_id, principal.user_id)
+
+
+def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: Envelope,
+            headers: Mapping[str, str], body: bytes) -> tuple[str, Principal]:
+    """Authenticate and store the activity once; return its id and who sent it."""
     fp = fingerprint(body)
     moment = now()
     with services.uow() as uow:
         session = uow.session
         principal = authenticate(session, headers, body, envelope.organization_id, moment)
-        existing = session.scalar(
-            select(Activity).where(Activity.organization_id == envelope.organization_id,
-                                   Activity.fingerprint == fp))
+        existing = _stored(session, envelope.organization_id, fp)
         if existing is not None:
-            activity_id = existing.id
-        else:
-            check_fresh(envelope.timestamp_ms, moment)
-            params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
-            if principal.organization_id != envelope.organization_id and not spec.parent_may_submit:
-                raise PermissionDenied(
-                    "a parent organization may read a sub-organization but not act in it; "
-                    "stamp with a credential of the sub-organization")
-            if spec.check is not None:
-                spec.check(params, CheckContext(session, envelope.organization_id,
-                                                principal.user_id, moment))
-            activity = _store(uow.session, envelope, version, params.wire(), body, fp, principal)
-            try:
-                session.flush()
-            except IntegrityError:
-                # The same body raced in twice; the other one won.
-                uow.rollback()
-                activity_id = _by_fingerprint(services, envelope.organization_id, fp)
-            else:
-                activity_id = activity.id
-                uow.after_commit(lambda: send_evaluate_activity(services.broker, activity_id))
-                uow.commit()
-    return answer(services, activity_id, principal.user_id)
+            return _same_submitter(existing, principal), principal
+        check_fresh(envelope.timestamp_ms, moment)
+        params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
+        if principal.organization_id != envelope.organization_id and not spec.parent_may_submit:
+            raise PermissionDenied(
+                "a parent organization may read a sub-organization but not act in it; "
+                "stamp with a credential of the sub-organization")
+        if spec.check is not None:
+            spec.check(params, CheckContext(session, envelope.organization_id,
+                                            principal.user_id, moment))
+        try:
+            activity_id = _store(session, envelope, version, params.wire(), body, fp, principal).id
+        except IntegrityError:
+            # The same body raced in concurrently and the other request stored it first.
+            uow.rollback()
+            raced = _stored(session, envelope.organization_id, fp)
+            if raced is None:
+                raise
+            return _same_submitter(raced, principal), principal
+        uow.after_commit(lambda: send_evaluate_activity(services.broker, activity_id))
+        uow.commit()
+    return activity_id, principal
+
+
+def _stored(session: Session, organization_id: str, fp: str) -> Activity | None:
+    return session.scalar(select(Activity).where(Activity.organization_id == organization_id,
+                                                 Activity.fingerprint == fp))
+
+
+def _same_submitter(activity: Activity, principal: Principal) -> str:
+    """The stored activity's id if ``principal``'s user submitted it; a 409 otherwise."""
+    if activity.user_id != principal.user_id:
+        raise AlreadyExists(
+            "another user already submitted an identical request body (same fingerprint); "
+            "change timestampMs and submit again")
+    return activity.id
 
 
 def answer(services: Services, activity_id: str, viewer: str | None) -> dict[str, Any]:
-    """Wait (bounded) for the activity to settle, then render it or raise its failure."""
-    services.waiter.wait(activity_id, services.settings.sync_wait_ms / 1000)
+    """Wait (bounded) for the activity to settle, then render it or raise its failure.
+
+    A completed vote (approve/reject) answers with the activity it voted on, once that
+    settles too, so a co-signer gets the target's result directly (PROTOCOL.md §4.2).
+    """
+    deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
+    services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
     with services.uow() as uow:
         activity = uow.session.get(Activity, activity_id)
         assert activity is not None
         if activity.status == lifecycle.FAILED and activity.failure:
             raise from_failure(activity.failure)
-        return render_activity(uow.session, activity, viewer)
+        target_id = _vote_target(activity)
+        if target_id is None:
+            return render_activity(uow.session, activity, viewer)
+    services.waiter.wait(target_id, max(0.0, deadline - time.monotonic()))
+    with services.uow() as uow:
+        target = uow.session.get(Activity, target_id)
+        assert target is not None
+        return render_activity(uow.session, target, viewer)
 
 
-def _store(session: Any, envelope: Envelope, version: Version, params: dict[str, Any],
+def _vote_target(activity: Activity) -> str | None:
+    """The id of the activity a completed vote was cast on, if ``activity`` is one."""
+    if activity.status != lifecycle.COMPLETED:
+        return None
+    found = registry().by_type.get(activity.type)
+    if found is None or not found[0].consensus_vote:
+        return None
+    body = (activity.result or {}).get(found[1].result_key) or {}
+    target = body.get("activityId")
+    return target if isinstance(target, str) else None
+
+
+def _store(session: Session, envelope: Envelope, version: Version, params: dict[str, Any],
            body: bytes, fp: str, principal: Principal) -> Activity:
     activity = Activity(
         organization_id=envelope.organization_id,
@@ -141,13 +188,3 @@ def record_vote(activity_id: str, principal: Principal, body: bytes, selection: 
         signature=principal.signature,
         scheme=principal.scheme,
     )
-
-
-def _by_fingerprint(services: Services, organization_id: str, fp: str) -> str:
-    with services.uow() as uow:
-        found = uow.session.scalar(
-            select(Activity.id).where(Activity.organization_id == organization_id,
-                                      Activity.fingerprint == fp))
-    if found is None:
-        raise NotFound("activity not found")
-    return found

@@ -233,3 +233,31 @@ def test_list_activities_filters_and_paginates(deployment: Deployment) -> None:
     assert after.activities and after.activities[0].id not in {a.id for a in page.activities}
     none = client.get_activities(GetActivitiesBody(filterByStatus=["ACTIVITY_STATUS_REJECTED"]))
     assert none.activities == []
+
+
+def test_identical_body_from_another_user_is_a_conflict_not_a_merge(deployment: Deployment) -> None:
+    test_key = make_key()
+    created = deployment.client().create_users(CreateUsersBody(users=[{
+        "userName": "bob", "apiKeys": [test_key.api_key_params()], "authenticators": [],
+        "oauthProviders": [], "userTags": []}]))
+    bob = Key(deployment.root.organization_id, created.userIds[0], test_key.public_key,
+              test_key.private_key)
+    body, root_headers = _signed_raw(deployment)
+    bob_stamp = deployment.client(bob).stamper.stamp(body.decode())
+    first = deployment.post("/public/v1/submit/create_api_keys", body, root_headers)
+    assert first.status_code == 200
+    second = deployment.post("/public/v1/submit/create_api_keys", body,
+                             {bob_stamp.stamp_header_name: bob_stamp.stamp_header_value})
+    assert second.status_code == 409
+    assert second.json()["code"] == 6 and "timestampMs" in second.json()["message"]
+
+
+def test_concurrent_identical_bodies_store_one_activity(deployment: Deployment) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    body, headers = _signed_raw(deployment)
+    with ThreadPoolExecutor(6) as pool:
+        responses = list(pool.map(
+            lambda _: deployment.post("/public/v1/submit/create_api_keys", body, headers), range(6)))
+    assert [r.status_code for r in responses] == [200] * 6
+    assert len({r.json()["activity"]["id"] for r in responses}) == 1

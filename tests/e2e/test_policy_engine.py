@@ -121,7 +121,11 @@ def test_two_of_three_approve_a_signature(deployment: Deployment) -> None:
     seen_by_bob = deployment.client(b).get_activity(GetActivityBody(activityId=pending.id))
     assert (seen_by_bob.activity.canApprove, seen_by_bob.activity.canReject) == (True, True)
 
-    deployment.client(b).approve_activity(ApproveActivityBody(fingerprint=pending.fingerprint))
+    approved = deployment.client(b).approve_activity(ApproveActivityBody(fingerprint=pending.fingerprint))
+    # The approval answers with the target, so the co-signer gets the signature directly.
+    assert approved.activity.id == pending.id
+    assert approved.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
+    assert approved.activity.result.signTransactionResult.signedTransaction
     done = _wait_status(deployment, a, pending.id, "ACTIVITY_STATUS_COMPLETED")
 
     signed = done.result.signTransactionResult.signedTransaction
