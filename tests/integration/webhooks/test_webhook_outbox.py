@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from datetime import timedelta
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, update
 
@@ -12,8 +13,10 @@ from infra.clock import now, now_ms
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from infra.errors import InvalidRequest
 from infra.webhooks import outbox
 from infra.webhooks.keystore import jwks_from_database
+from infra.webhooks.outbox import organization_chain
 from infra.webhooks.payloads import activity_event_id
 from infra.webhooks.replay import replay_failed
 from notifier.actors import deliver_webhook
@@ -310,3 +313,14 @@ def test_legacy_webhook_feature_receives_activity_updates(world: World, receiver
     with world.services.session_factory() as session:
         count = session.scalar(select(func.count()).select_from(WebhookEndpoint))
     assert count == 1
+
+
+def test_organization_chain_walks_up_to_the_root(world: World) -> None:
+    with world.services.session_factory() as session:
+        assert organization_chain(session, world.sub_id) == [world.sub_id, world.root_id]
+        assert organization_chain(session, world.root_id) == [world.root_id]
+
+
+def test_replay_needs_ids_or_a_time_range(world: World) -> None:
+    with world.services.uow() as uow, pytest.raises(InvalidRequest):
+        replay_failed(uow.session)
