@@ -7,6 +7,7 @@ RabbitMQ, worker processes). Signatures are verified with independent libraries.
 from __future__ import annotations
 
 import json
+import time
 
 import coincurve
 import nacl.signing
@@ -20,6 +21,7 @@ from turnkey_sdk_types import (
     CreateWalletAccountsBody,
     CreateWalletBody,
     DeletePrivateKeysBody,
+    DeleteWalletAccountsBody,
     DeleteWalletsBody,
     ExportPrivateKeyBody,
     ExportWalletAccountBody,
@@ -287,3 +289,28 @@ def test_export_wallet_account_returns_the_account_key(deployment: Deployment) -
                                      signer_public_key_hex=_signer_key(deployment),
                                      organization_id=deployment.root.organization_id)
     assert eth_keys.PrivateKey(key).public_key.to_checksum_address() == eth
+
+
+def test_wallet_accounts_can_be_renamed_and_deleted(deployment: Deployment) -> None:
+    wallet_id, (eth, sol) = _wallet(deployment, "acct-ops")
+    client = deployment.client()
+    accounts = client.get_wallet_accounts(GetWalletAccountsBody(walletId=wallet_id)).accounts
+    body = json.dumps({
+        "type": "ACTIVITY_TYPE_UPDATE_WALLET_ACCOUNT_NAME",
+        "timestampMs": str(int(time.time() * 1000)),
+        "organizationId": deployment.root.organization_id,
+        "parameters": {"walletAccountId": accounts[0].walletAccountId, "name": "savings"}})
+    stamp = client.stamper.stamp(body)
+    renamed = deployment.post("/public/v1/submit/update_wallet_account_name", body,
+                              {stamp.stamp_header_name: stamp.stamp_header_value})
+    assert renamed.status_code == 200, renamed.text
+    one = client.get_wallet_account(GetWalletAccountBody(walletId=wallet_id, address=eth)).account
+    assert one.name == "savings"
+    err = _error(lambda: client.delete_wallet_accounts(DeleteWalletAccountsBody(
+        walletAccountIds=[accounts[1].walletAccountId])))
+    assert "deleteWithoutExport" in str(err)
+    client.delete_wallet_accounts(DeleteWalletAccountsBody(
+        walletAccountIds=[accounts[1].walletAccountId], deleteWithoutExport=True))
+    left = client.get_wallet_accounts(GetWalletAccountsBody(walletId=wallet_id)).accounts
+    assert [a.address for a in left] == [eth]
+    assert sol not in {a.address for a in left}
