@@ -2,10 +2,10 @@
 
 The row, not the message, is the truth. An attempt:
 
-1. loads the delivery; anything but ``PENDING`` (already succeeded or failed) is left alone,
-   so a redelivered or duplicated message never sends a succeeded delivery again;
-2. takes a short lease (``sending_until``/``sending_token``) with a conditional UPDATE, so two
-   copies of the message cannot send at the same time, and commits it;
+1. leases the row with one conditional UPDATE (``sending_until``/``sending_token``): only a
+   due, unleased ``PENDING`` row can be leased, so a redelivered or duplicated message never
+   sends a delivery that already succeeded or failed, and two copies cannot send at once;
+2. reads the endpoint's URL and health, and commits the lease;
 3. signs afresh (new timestamp, same event id) and POSTs once (``notifier.delivery``) outside
    any transaction;
 4. records the attempt, moves the row by the retry schedule and, when a retry is due later,
@@ -39,6 +39,7 @@ from infra.webhooks.keystore import KeyRingFile, keyring_path
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,
+    Decision,
     DeliveryState,
     RetrySchedule,
     classify,
@@ -240,6 +241,42 @@ def _update_health(
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
+def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[dict[str, Any], int | None]:
+    """The delivery row's new values after an attempt, and the retry delay (ms) if any."""
+    values: dict[str, Any] = {
+        "attempts": WebhookDelivery.attempts + 1,
+        "schedule_attempts": WebhookDelivery.schedule_attempts + 1,
+        "status": decision.state.value,
+        "sending_until": None,
+        "sending_token": None,
+        "version": WebhookDelivery.version + 1,
+    }
+    if decision.state is DeliveryState.SUCCEEDED:
+        values["delivered_at"] = at
+    if decision.next_attempt_at_ms is None:
+        return values, None
+    due = datetime.fromtimestamp(decision.next_attempt_at_ms / 1000, tz=at.tzinfo)
+    values["next_attempt_at"] = due
+    values["dispatched_until"] = due + notifier.dispatch_grace
+    return values, max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
+
+
+def _attempt_row(
+    delivery_id: str, claim: _Claim, record: AttemptRecord, outcome: str, at: datetime
+) -> WebhookAttempt:
+    return WebhookAttempt(
+        delivery_id=delivery_id,
+        number=claim.attempts + 1,
+        started_at=datetime.fromtimestamp(record.started_at_ms / 1000, tz=at.tzinfo),
+        latency_ms=record.latency_ms,
+        status_code=record.status_code,
+        response_excerpt=record.response_excerpt,
+        error=record.error,
+        address=record.address,
+        outcome=outcome,
+    )
+
+
 def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: AttemptRecord) -> str:
     """Store the attempt and move the row, if this attempt still holds the lease."""
     at = now()
@@ -252,24 +289,8 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
         retry_after_s=record.retry_after_s,
         unsafe=record.refused,
     )
-    values: dict[str, Any] = {
-        "attempts": WebhookDelivery.attempts + 1,
-        "schedule_attempts": WebhookDelivery.schedule_attempts + 1,
-        "status": decision.state.value,
-        "last_status_code": record.status_code,
-        "last_error": record.error or None,
-        "sending_until": None,
-        "sending_token": None,
-        "version": WebhookDelivery.version + 1,
-    }
-    if decision.state is DeliveryState.SUCCEEDED:
-        values["delivered_at"] = at
-    delay_ms: int | None = None
-    if decision.next_attempt_at_ms is not None:
-        due = datetime.fromtimestamp(decision.next_attempt_at_ms / 1000, tz=at.tzinfo)
-        values["next_attempt_at"] = due
-        values["dispatched_until"] = due + notifier.dispatch_grace
-        delay_ms = max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
+    values, delay_ms = _row_changes(notifier, decision, at)
+    values.update(last_status_code=record.status_code, last_error=record.error or None)
     with notifier.services.uow() as uow:
         session = uow.session
         moved = session.execute(
@@ -282,38 +303,21 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
             .values(**values)
             .execution_options(synchronize_session=False)
         )
-        holds_lease = moved.rowcount == 1  # type: ignore[attr-defined]
-        if not holds_lease:
+        if moved.rowcount != 1:  # type: ignore[attr-defined]
             # The lease expired and another attempt owns the row (or it was deleted): keep
             # this attempt in the log if the row exists, leave the state to its new owner.
             if session.get(WebhookDelivery, delivery_id) is None:
                 return "missing"
-            session.execute(
-                update(WebhookDelivery)
-                .where(WebhookDelivery.id == delivery_id)
-                .values(attempts=WebhookDelivery.attempts + 1)
-                .execution_options(synchronize_session=False)
-            )
-        session.add(
-            WebhookAttempt(
-                delivery_id=delivery_id,
-                number=claim.attempts + 1,
-                started_at=datetime.fromtimestamp(record.started_at_ms / 1000, tz=at.tzinfo),
-                latency_ms=record.latency_ms,
-                status_code=record.status_code,
-                response_excerpt=record.response_excerpt,
-                error=record.error,
-                address=record.address,
-                outcome=decision.state.value if holds_lease else "SUPERSEDED",
-            )
-        )
-        if holds_lease:
-            if delay_ms is not None:
-                broker = notifier.services.broker
-                uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
-            _update_health(notifier, session, claim, record, at)
+            session.add(_attempt_row(delivery_id, claim, record, "SUPERSEDED", at))
+            uow.commit()
+            return "lease lost"
+        session.add(_attempt_row(delivery_id, claim, record, decision.state.value, at))
+        if delay_ms is not None:
+            broker = notifier.services.broker
+            uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+        _update_health(notifier, session, claim, record, at)
         uow.commit()
-        return decision.state.value if holds_lease else "lease lost"
+        return decision.state.value
 
 
 def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
