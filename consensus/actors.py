@@ -12,7 +12,6 @@ import dramatiq
 from consensus import evaluation
 from infra.activities import lifecycle, registry
 from infra.bootstrap import Services
-from infra.clock import now
 from infra.errors import PolicyDenied
 from infra.execution import TRANSIENT
 from infra.messaging import contracts
@@ -27,7 +26,6 @@ def evaluate_activity(services: Services, activity_id: str) -> str | None:
         spec, _ = registry().by_type[activity.type]
         decision = evaluation.decide(uow.session, activity, spec)
         if decision.outcome == "allow":
-            activity.updated_at = now()  # the sweeper's grace runs from this hand-off
             uow.after_commit(
                 lambda: contracts.send_execute_activity(services.broker, activity_id, spec.pool))
         elif decision.outcome == "consensus_needed":

@@ -226,6 +226,14 @@ def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None
     return Decision(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
 
 
+def decided_before_policies(proposal: Proposal, root_quorum: RootQuorum | None) -> bool:
+    """Whether gates, rejections or the root quorum settle ``proposal`` (policies unused)."""
+    if hard_denial(proposal.activity_type, proposal.parameters, proposal.requester_id,
+                   proposal.features):
+        return True
+    return bool(proposal.rejecters) or _root_step(proposal, root_quorum) is not None
+
+
 def evaluate(
     policies: Sequence[Policy], proposal: Proposal, root_quorum: RootQuorum | None = None
 ) -> Decision:

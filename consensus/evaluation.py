@@ -11,7 +11,7 @@ its pool, ``consensus_needed`` parks it in CONSENSUS_NEEDED, ``deny`` ends it FA
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy import or_, select
@@ -23,12 +23,11 @@ from consensus.gates import OFF_VALUES
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
-from infra.db.models.identity import Authenticator
+from infra.db.models.identity import Authenticator, UserTagAssignment
 from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import PolicyEvaluation
 from infra.policies import org_policies
 from infra.policy.variables import credential_variable, user_variable
-from infra.views.users import render_users
 from infra.votes import activity_votes, ballots_of, live_approvals, rejecters
 
 Outcome = Literal["allow", "deny", "consensus_needed"]
@@ -45,17 +44,18 @@ class Decision:
 
 
 def _approvers(session: Session, user_ids: Sequence[str]) -> list[dict[str, Any]]:
-    users = session.scalars(select(User).where(User.id.in_(user_ids))).all() if user_ids else []
-    views = {v["userId"]: v for v in render_users(session, users)}
-    by_id = {u.id: u for u in users}
-    out = []
-    for user_id in user_ids:
-        user = by_id.get(user_id)
-        if user is None:
-            continue
-        tags = [str(t) for t in views.get(user_id, {}).get("userTags", [])]
-        out.append(user_variable(user.id, tags=tags, email=user.email or "", alias=user.name))
-    return out
+    """The ``approvers`` variable: id, tag ids, email and alias of each approving user."""
+    if not user_ids:
+        return []
+    users = {u.id: u for u in session.scalars(select(User).where(User.id.in_(user_ids)))}
+    tags: dict[str, list[str]] = {i: [] for i in user_ids}
+    for user_id, tag_id in session.execute(
+        select(UserTagAssignment.user_id, UserTagAssignment.tag_id)
+        .where(UserTagAssignment.user_id.in_(user_ids)).order_by(UserTagAssignment.tag_id)
+    ):
+        tags[user_id].append(tag_id)
+    return [user_variable(u.id, tags=tags[u.id], email=u.email or "", alias=u.name)
+            for u in (users.get(i) for i in user_ids) if u is not None]
 
 
 def _credentials(session: Session, votes: Sequence[Vote]) -> list[dict[str, Any]]:
@@ -147,25 +147,32 @@ def decide(session: Session, activity: Activity, spec: ActivitySpec) -> Decision
     live_ids = [b.user_id for b in live]
     live_votes = [v for v in votes if v.user_id in set(live_ids) and v.selection == "VOTE_SELECTION_APPROVED"]
     params: dict[str, Any] = next(iter(activity.intent.values()), {}) if activity.intent else {}
+    quorum = _root_quorum(session, organization)
+    # Gates, rejections and the root quorum need only ids: decide on those first and load
+    # policies, approver details and condition variables only when policies matter.
     proposal = engine.Proposal(
         activity_type=activity.type,
         parameters=params,
         requester_id=user.id,
-        approvers=_approvers(session, live_ids),
-        credentials=_credentials(session, live_votes),
+        approvers=[user_variable(i) for i in live_ids],
+        credentials=[],
         rejecters=rejecters(ballots),
-        context=condition_context(session, activity.organization_id, activity.type, params),
+        context={},
         now=moment,
         features=_features(session, {activity.organization_id, organization.id}),
     )
-    verdict = engine.evaluate(
-        [
-            engine.Policy(p.id, p.effect, p.condition, p.consensus, p.time_expression)
-            for p in org_policies(session, organization.id)
-        ],
-        proposal,
-        _root_quorum(session, organization),
-    )
+    if engine.decided_before_policies(proposal, quorum):
+        verdict = engine.evaluate([], proposal, quorum)
+    else:
+        proposal = replace(
+            proposal,
+            approvers=_approvers(session, live_ids),
+            credentials=_credentials(session, live_votes),
+            context=condition_context(session, activity.organization_id, activity.type, params),
+        )
+        policies = [engine.Policy(p.id, p.effect, p.condition, p.consensus, p.time_expression)
+                    for p in org_policies(session, organization.id)]
+        verdict = engine.evaluate(policies, proposal, quorum)
     _store(session, activity, votes, verdict)
     details = {"outcome": verdict.outcome.value, "reason": verdict.reason}
     if verdict.allowed:

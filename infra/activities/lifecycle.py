@@ -51,19 +51,18 @@ def claim(session: Session, activity_id: str, expected: str) -> Activity | None:
 
     The conditional UPDATE takes the row lock on PostgreSQL and the write lock on SQLite,
     so two workers handling the same (redelivered) message serialize here and the second
-    sees the new status and backs off. Returns the activity, or ``None`` if it is not in
+    sees the new status and backs off. It also stamps ``updated_at`` (the sweeper measures
+    its grace from the last claim). Returns the activity, or ``None`` if it is not in
     ``expected`` any more.
     """
-    result = session.execute(
+    stmt = (
         update(Activity)
         .where(Activity.id == activity_id, Activity.status == expected)
-        .values(version=Activity.version + 1)
-        .execution_options(synchronize_session=False)
+        .values(version=Activity.version + 1, updated_at=now())
+        .returning(Activity)
+        .execution_options(synchronize_session=False, populate_existing=True)
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        return None
-    activity = session.get(Activity, activity_id, populate_existing=True)
-    return activity
+    return session.scalars(stmt).one_or_none()
 
 
 def transition(
