@@ -326,7 +326,9 @@ def test_endpoint_failing_for_days_is_disabled_and_the_organization_sees_it(
             return bool(mine) and mine[0].isActive is False
 
         _until(disabled)
-        activities = client.get_activities(GetActivitiesBody()).activities
+        activities = client.get_activities(
+            GetActivitiesBody(filterByType=["ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT"])
+        ).activities
         shown = [
             a
             for a in activities
