@@ -9,6 +9,9 @@
                                     after H hours (default 24, one JWKS max-age); the old key
                                     stays published H hours longer. 0 = emergency switch.
     walletd webhooks status         deliveries by state, and disabled endpoints
+    walletd webhooks failed [--organization ORG] [--limit N]
+                                    failed deliveries (newest first) with their last answer,
+                                    and the attempt log of each
 
 Running notifier processes re-read the key ring file when it changes.
 """
@@ -20,9 +23,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
-from infra.bootstrap import bootstrap
+from infra.bootstrap import Services, bootstrap
 from infra.clock import now_ms
-from infra.db.models.webhooks import WebhookDelivery, WebhookEndpoint
+from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.settings import Settings
 from infra.webhooks import keystore
 from infra.webhooks.replay import replay_failed
@@ -46,6 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     rotate = sub.add_parser("rotate-key", help="add a webhook signing key (with overlap)")
     rotate.add_argument("--overlap-hours", type=float, default=24.0)
     sub.add_parser("status", help="deliveries by state and disabled endpoints")
+    failed = sub.add_parser("failed", help="failed deliveries and their attempts")
+    failed.add_argument("--organization")
+    failed.add_argument("--limit", type=int, default=50)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -75,6 +81,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         newest = max(ring.keys, key=lambda k: k.activates_at_ms)
         print(f"added webhook signing key {newest.key_id}; signs from {newest.activates_at_ms}")
         return 0
+    if args.webhooks_command == "failed":
+        return _print_failed(services, args.organization, args.limit)
     with services.session_factory() as session:
         counts = session.execute(
             select(WebhookDelivery.status, func.count()).group_by(WebhookDelivery.status)
@@ -86,6 +94,37 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"{state:10} {count}")
     for endpoint in disabled:
         print(f"disabled endpoint {endpoint.id} ({endpoint.url}): {endpoint.disabled_reason}")
+    return 0
+
+
+def _print_failed(services: Services, organization_id: str | None, limit: int) -> int:
+    query = (
+        select(WebhookDelivery)
+        .where(WebhookDelivery.status == "FAILED")
+        .order_by(WebhookDelivery.created_at.desc())
+        .limit(limit)
+    )
+    if organization_id:
+        query = query.where(WebhookDelivery.organization_id == organization_id)
+    with services.session_factory() as session:
+        for delivery in session.scalars(query):
+            print(
+                f"{delivery.id} endpoint={delivery.endpoint_id} event={delivery.event_id} "
+                f"created={delivery.created_at.isoformat()} attempts={delivery.attempts} "
+                f"last={delivery.last_status_code} {delivery.last_error or ''}".rstrip()
+            )
+            attempts = session.scalars(
+                select(WebhookAttempt)
+                .where(WebhookAttempt.delivery_id == delivery.id)
+                .order_by(WebhookAttempt.started_at)
+            )
+            for attempt in attempts:
+                excerpt = attempt.response_excerpt[:80].replace("\n", " ")
+                print(
+                    f"  #{attempt.number} {attempt.started_at.isoformat()} "
+                    f"status={attempt.status_code} {attempt.latency_ms:.0f}ms "
+                    f"{attempt.error or excerpt}"
+                )
     return 0
 
 

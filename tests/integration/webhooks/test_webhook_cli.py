@@ -88,3 +88,16 @@ def test_status_lists_states(
     world.submit(world.root_id)
     assert _run(world, "status") == 0
     assert "PENDING" in capsys.readouterr().out
+
+
+def test_failed_lists_deliveries_with_their_attempts(
+    world: World, receiver: WebhookReceiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    receiver.script([Reply(403, b"forbidden here")])
+    world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    row = _only_delivery(world)
+    deliver_webhook(world.notifier, row.id)
+    assert _run(world, "failed", "--organization", world.root_id) == 0
+    out = capsys.readouterr().out
+    assert row.id in out and "status=403" in out and "forbidden here" in out
