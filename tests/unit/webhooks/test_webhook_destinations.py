@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 import pytest
 
@@ -14,6 +15,7 @@ from infra.webhooks.destinations import (
     is_public_address,
     parse_destination,
     resolve_destination,
+    system_resolver,
 )
 
 NONE = AllowList()
@@ -190,7 +192,21 @@ def test_http_is_refused_at_send_time_when_allow_list_shrank() -> None:
         resolve_destination(dest, NONE, _fixed("127.0.0.1"))
 
 
-def test_system_resolver_failure_is_unresolved() -> None:
+def test_system_resolver_failure_is_unresolved(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*args: object, **kwargs: object) -> list[object]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", fail)  # no DNS traffic from tests
     dest = parse_destination("https://does-not-exist.invalid/h", NONE)
     with pytest.raises(DestinationUnresolved):
         resolve_destination(dest, NONE)
+
+
+def test_system_resolver_keeps_order_and_drops_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
+    infos = [
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 443)),
+        (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("2606:2800:220:1::1", 443, 0, 0)),
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 443)),
+    ]
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: infos)
+    assert system_resolver("a.example", 443) == ["93.184.216.34", "2606:2800:220:1::1"]
