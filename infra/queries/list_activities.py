@@ -1,4 +1,4 @@
-"""``list_activities``: an organization's activities, filtered and paginated."""
+"""``list_activities``: an organization's activities, newest first, filtered and paginated."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def run(params: Params, ctx: QueryContext) -> dict[str, Any]:
         stmt = stmt.where(Activity.status.in_(params.filter_by_status))
     if params.filter_by_type:
         stmt = stmt.where(Activity.type.in_(params.filter_by_type))
-    rows = fetch_page(ctx.session, stmt, Activity.created_at, Activity.id, params.pagination_options)
+    rows = fetch_page(ctx.session, stmt, Activity.created_at, Activity.id,
+                      params.pagination_options, newest_first=True)
     return {"activities": render_activities(ctx.session, rows, ctx.principal.user_id)}
 
 

@@ -40,24 +40,30 @@ def fetch_page(
     ident: InstrumentedAttribute[Any],
     page: Pagination | None,
     default: int = 10,
+    newest_first: bool = False,
 ) -> list[Any]:
-    """Run ``stmt`` with an (order, id) keyset cursor, oldest first.
+    """Run ``stmt`` with an (order, id) keyset cursor.
 
-    ``after``/``before`` name an object id; an unknown cursor is a 400.
+    Pages run oldest first, or newest first with ``newest_first``; ``after`` continues in
+    that direction from the named object and ``before`` goes back. An unknown cursor is a 400.
     """
     page = page or Pagination()
     size = page.size(default)
+    key = tuple_(order, ident)
+    forward = (order.desc(), ident.desc()) if newest_first else (order, ident)
+    backward = (order, ident) if newest_first else (order.desc(), ident.desc())
     cursor = page.after or page.before
-    if cursor:
-        anchor = session.execute(select(order, ident).where(ident == cursor)).first()
-        if anchor is None:
-            raise InvalidRequest(f"pagination cursor {cursor!r} does not name an object",
-                                 field="paginationOptions")
-        key, at = tuple_(order, ident), tuple_(anchor[0], anchor[1])
-        if page.after:
-            return list(session.scalars(stmt.where(key > at).order_by(order, ident).limit(size)))
-        rows = list(session.scalars(
-            stmt.where(key < at).order_by(order.desc(), ident.desc()).limit(size)))
-        rows.reverse()
-        return rows
-    return list(session.scalars(stmt.order_by(order, ident).limit(size)))
+    if not cursor:
+        return list(session.scalars(stmt.order_by(*forward).limit(size)))
+    anchor = session.execute(select(order, ident).where(ident == cursor)).first()
+    if anchor is None:
+        raise InvalidRequest(f"pagination cursor {cursor!r} does not name an object",
+                             field="paginationOptions")
+    at = tuple_(anchor[0], anchor[1])
+    if page.after:
+        beyond = key < at if newest_first else key > at
+        return list(session.scalars(stmt.where(beyond).order_by(*forward).limit(size)))
+    behind = key > at if newest_first else key < at
+    rows = list(session.scalars(stmt.where(behind).order_by(*backward).limit(size)))
+    rows.reverse()
+    return rows

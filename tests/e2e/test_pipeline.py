@@ -227,10 +227,16 @@ def test_list_activities_filters_and_paginates(deployment: Deployment) -> None:
         filterByStatus=["ACTIVITY_STATUS_COMPLETED"], paginationOptions={"limit": "2"}))
     assert len(page.activities) == 2
     assert all(a.type.value == "ACTIVITY_TYPE_CREATE_API_KEYS_V2" for a in page.activities)
+    newest = [int(a.createdAt.seconds) * 10**9 + int(a.createdAt.nanos) for a in page.activities]
+    assert newest == sorted(newest, reverse=True)
     after = client.get_activities(GetActivitiesBody(
         filterByType=["ACTIVITY_TYPE_CREATE_API_KEYS_V2"],
         paginationOptions={"limit": "2", "after": page.activities[-1].id}))
     assert after.activities and after.activities[0].id not in {a.id for a in page.activities}
+    before = client.get_activities(GetActivitiesBody(
+        filterByType=["ACTIVITY_TYPE_CREATE_API_KEYS_V2"],
+        paginationOptions={"limit": "2", "before": after.activities[0].id}))
+    assert [a.id for a in before.activities] == [a.id for a in page.activities]
     none = client.get_activities(GetActivitiesBody(filterByStatus=["ACTIVITY_STATUS_REJECTED"]))
     assert none.activities == []
 
