@@ -21,9 +21,11 @@ install: $(STAMP)
 
 # turnkey-http 0.2.2 pins a certifi newer than the registry serves: install it without
 # dependencies; its other requirements are in the [test] extra.
-$(TESTSTAMP): pyproject.toml $(STAMP)
+$(TESTSTAMP): pyproject.toml tests/interop/package.json $(STAMP)
 	$(PIP) install -q -e '.[test]'
 	$(PIP) install -q --no-deps $(TURNKEY_HTTP)
+	@# The official @turnkey/crypto, for the interop tests (bundles, webhook signatures).
+	if command -v npm >/dev/null; then cd tests/interop && npm ci --no-audit --no-fund --silent; fi
 	touch $@
 
 install-test: $(TESTSTAMP)

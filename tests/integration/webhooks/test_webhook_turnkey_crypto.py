@@ -48,7 +48,10 @@ def _node_env() -> dict[str, str] | None:
     if node is None:
         return None
     env = dict(os.environ)
-    env["NODE_PATH"] = os.pathsep.join(p for p in (env.get("NODE_PATH", ""), str(ROOT / "node_modules")) if p)
+    # `make install-test` installs the official package under tests/interop (package.json).
+    paths = (env.get("NODE_PATH", ""), str(ROOT / "tests" / "interop" / "node_modules"),
+             str(ROOT / "node_modules"))
+    env["NODE_PATH"] = os.pathsep.join(p for p in paths if p)
     probe = subprocess.run([node, "-e", "require.resolve('@turnkey/crypto')"], env=env, capture_output=True)
     return env if probe.returncode == 0 else None
 
@@ -56,7 +59,10 @@ def _node_env() -> dict[str, str] | None:
 def _verify(payload: dict[str, object]) -> dict[str, object]:
     env = _node_env()
     if env is None:
-        pytest.skip("node with @turnkey/crypto is not available")
+        message = "node with @turnkey/crypto is not available (run `make install-test`)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + "; CI=true requires it")
+        pytest.skip(message)
     out = subprocess.run(
         ["node", "-e", VERIFY],
         input=json.dumps(payload).encode(),
