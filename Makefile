@@ -25,7 +25,7 @@ $(TESTSTAMP): pyproject.toml tests/interop/package.json $(STAMP)
 	$(PIP) install -q -e '.[test]'
 	$(PIP) install -q --no-deps $(TURNKEY_HTTP)
 	@# The official @turnkey/crypto, for the interop tests (bundles, webhook signatures).
-	if command -v npm >/dev/null; then cd tests/interop && npm ci --no-audit --no-fund --silent; fi
+	if command -v npm >/dev/null; then cd tests/interop && npm install --no-audit --no-fund --silent; fi
 	touch $@
 
 install-test: $(TESTSTAMP)

@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from sqlalchemy import select
 
-from infra.activities.common import user_in_org
+from infra.activities.common import owned_by_user
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.db.models.organizations import ApiKey
-from infra.errors import NotFound
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 
@@ -23,12 +21,8 @@ class Params(WireModel):
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    user_in_org(ctx.session, ctx.organization_id, params.user_id)
-    keys = ctx.session.scalars(select(ApiKey).where(
-        ApiKey.id.in_(params.api_key_ids), ApiKey.user_id == params.user_id)).all()
-    missing = set(params.api_key_ids) - {k.id for k in keys}
-    if missing:
-        raise NotFound(f"api keys not found for user {params.user_id}: {', '.join(sorted(missing))}")
+    keys = owned_by_user(ctx.session, ApiKey, ctx.organization_id, params.user_id,
+                         params.api_key_ids, "api keys")
     for key in keys:
         ctx.session.delete(key)
     return {"apiKeyIds": list(params.api_key_ids)}

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from infra.activities.common import user_in_org
+from infra.activities.common import owned_by_user
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import Authenticator
-from infra.errors import NotFound
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 
@@ -22,17 +21,9 @@ class Params(WireModel):
     authenticator_ids: list[str] = Field(min_length=1)
 
 
-def _find(params: Params, session: Any, organization_id: str) -> list[Authenticator]:
-    user_in_org(session, organization_id, params.user_id)
-    rows = session.scalars(
-        select(Authenticator).where(
-            Authenticator.id.in_(params.authenticator_ids), Authenticator.user_id == params.user_id
-        )
-    ).all()
-    missing = set(params.authenticator_ids) - {r.id for r in rows}
-    if missing:
-        raise NotFound(f"authenticators not found for user {params.user_id}: {', '.join(sorted(missing))}")
-    return list(rows)
+def _find(params: Params, session: Session, organization_id: str) -> list[Authenticator]:
+    return owned_by_user(session, Authenticator, organization_id, params.user_id, params.authenticator_ids,
+                         "authenticators")
 
 
 def check(params: Params, ctx: CheckContext) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from infra.activities.common import user_in_org
+from infra.activities.common import owned_by_user
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import OauthProvider
-from infra.errors import NotFound
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 
@@ -22,17 +21,9 @@ class Params(WireModel):
     provider_ids: list[str] = Field(min_length=1)
 
 
-def _find(params: Params, session: Any, organization_id: str) -> list[OauthProvider]:
-    user_in_org(session, organization_id, params.user_id)
-    rows = session.scalars(
-        select(OauthProvider).where(
-            OauthProvider.id.in_(params.provider_ids), OauthProvider.user_id == params.user_id
-        )
-    ).all()
-    missing = set(params.provider_ids) - {r.id for r in rows}
-    if missing:
-        raise NotFound(f"OAuth providers not found for user {params.user_id}: {', '.join(sorted(missing))}")
-    return list(rows)
+def _find(params: Params, session: Session, organization_id: str) -> list[OauthProvider]:
+    return owned_by_user(session, OauthProvider, organization_id, params.user_id, params.provider_ids,
+                         "OAuth providers")
 
 
 def check(params: Params, ctx: CheckContext) -> None:

@@ -43,20 +43,38 @@ def _wait(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-
     raise AssertionError("condition not reached in time")
 
 
+def _submit_while_down(dep: Deployment, name: str) -> tuple[dict, bytes, dict[str, str], str]:
+    """Submit a create_api_keys (a worker group is down): returns the PENDING activity,
+    the signed body and headers (for replays), and the new key's public key."""
+    key = make_key()
+    signed = dep.client().stamp_create_api_keys(CreateApiKeysBody(
+        userId=dep.root.user_id, apiKeys=[key.api_key_params(name, "3600")]))
+    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
+    activity = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+    return activity, signed.body.encode(), headers, key.public_key
+
+
+def _completes_once(dep: Deployment, activity_id: str, public_key: str) -> None:
+    """The activity reaches COMPLETED and its effect (one API key) exists exactly once."""
+    client = dep.client()
+
+    def completed() -> bool:
+        polled = client.get_activity(GetActivityBody(activityId=activity_id))
+        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
+
+    _wait(completed)
+    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
+    assert [k.credential.publicKey for k in keys].count(public_key) == 1
+
+
 def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployment) -> None:
     dep = crashable
     db_url = dep.env["WALLETD_DATABASE_URL"]
-    client = dep.client()
-    key = make_key()
 
     # Executors down: the activity is accepted and stays PENDING.
     dep.kill("executors")
-    signed = client.stamp_create_api_keys(CreateApiKeysBody(
-        userId=dep.root.user_id, apiKeys=[key.api_key_params("crash", "3600")]))
-    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
-    response = dep.post("/public/v1/submit/create_api_keys", signed.body, headers)
-    activity = response.json()["activity"]
-    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+    activity, body, headers, public_key = _submit_while_down(dep, "crash")
 
     with psycopg.connect(db_url) as lock_conn:
         lock_conn.execute("SELECT id FROM activities WHERE id = %s FOR UPDATE", (activity["id"],))
@@ -75,52 +93,26 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
         lock_conn.rollback()
 
     dep.start_worker("executors")
-
-    def completed() -> bool:
-        polled = client.get_activity(GetActivityBody(activityId=activity["id"]))
-        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
-
-    _wait(completed)
-    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
-    assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
+    _completes_once(dep, activity["id"], public_key)
     # Replaying the same body still returns the one activity.
-    again = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
+    again = dep.post("/public/v1/submit/create_api_keys", body, headers).json()["activity"]
     assert again["id"] == activity["id"] and again["status"] == "ACTIVITY_STATUS_COMPLETED"
 
 
 def test_consensus_worker_killed_before_evaluating_is_recovered(crashable: Deployment) -> None:
     dep = crashable
-    client = dep.client()
-    key = make_key()
     dep.kill("consensus")
-    signed = client.stamp_create_api_keys(CreateApiKeysBody(
-        userId=dep.root.user_id, apiKeys=[key.api_key_params("late", "3600")]))
-    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
-    activity = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
-    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+    activity, _, _, public_key = _submit_while_down(dep, "late")
     dep.start_worker("consensus")
-
-    def completed() -> bool:
-        polled = client.get_activity(GetActivityBody(activityId=activity["id"]))
-        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
-
-    _wait(completed)
-    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
-    assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
+    _completes_once(dep, activity["id"], public_key)
 
 
 def test_lost_broker_message_is_recovered_by_the_sweeper(crashable: Deployment) -> None:
     import pika
 
     dep = crashable
-    client = dep.client()
-    key = make_key()
     dep.kill("consensus")
-    signed = client.stamp_create_api_keys(CreateApiKeysBody(
-        userId=dep.root.user_id, apiKeys=[key.api_key_params("lost", "3600")]))
-    headers = {signed.stamp.stamp_header_name: signed.stamp.stamp_header_value}
-    activity = dep.post("/public/v1/submit/create_api_keys", signed.body, headers).json()["activity"]
-    assert activity["status"] == "ACTIVITY_STATUS_PENDING"
+    activity, _, _, public_key = _submit_while_down(dep, "lost")
 
     # Lose the message: purge the consensus queue, as if the broker had dropped it.
     connection = pika.BlockingConnection(pika.URLParameters(dep.env["WALLETD_BROKER_URL"]))
@@ -132,11 +124,4 @@ def test_lost_broker_message_is_recovered_by_the_sweeper(crashable: Deployment) 
         connection.close()
 
     dep.start_worker("consensus")
-
-    def completed() -> bool:
-        polled = client.get_activity(GetActivityBody(activityId=activity["id"]))
-        return polled.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
-
-    _wait(completed)
-    keys = client.get_api_keys(GetApiKeysBody(userId=dep.root.user_id)).apiKeys
-    assert [k.credential.publicKey for k in keys].count(key.public_key) == 1
+    _completes_once(dep, activity["id"], public_key)
