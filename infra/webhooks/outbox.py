@@ -15,7 +15,8 @@ alone. Elsewhere (the ingress), or if that send is lost, the notifier's relay pi
 up from the table; nothing depends on the send.
 
 The legacy ``FEATURE_NAME_WEBHOOK`` organization feature is mirrored as an endpoint row
-(``source = "feature"``) the first time an event needs it, and follows the feature's value.
+(``source = "feature"``) in the transaction of the activity that sets or removes it, and
+follows the feature's value; ordinary events then read endpoints only.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from datetime import timedelta
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
+from infra.activities.lifecycle import COMPLETED
 from infra.clock import new_id, now
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization, OrganizationFeature
@@ -38,6 +40,9 @@ from infra.webhooks.payloads import ACTIVITY_UPDATES, WebhookEvent, activity_upd
 from infra.webhooks.schedule import DeliveryState
 
 FEATURE_WEBHOOK = "FEATURE_NAME_WEBHOOK"
+#: Activities that change organization features (the feature-backed endpoint follows them).
+FEATURE_ACTIVITY_TYPES = frozenset({"ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE",
+                                    "ACTIVITY_TYPE_REMOVE_ORGANIZATION_FEATURE"})
 FEATURE_ENDPOINT_NAME = "FEATURE_NAME_WEBHOOK"
 log = logging.getLogger(__name__)
 
@@ -121,7 +126,6 @@ def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> Non
 def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
     """Active endpoints of the organization and its ancestors subscribed to ``event_type``."""
     chain = organization_chain(session, organization_id)
-    sync_feature_endpoints(session, chain)
     candidates = session.scalars(
         select(WebhookEndpoint)
         .where(WebhookEndpoint.organization_id.in_(chain), WebhookEndpoint.is_active.is_(True))
@@ -200,6 +204,9 @@ def on_activity_change(session: Session, activity: Activity, previous: str | Non
     if previous is not None and previous == activity.status:
         return
     session.flush()
+    if activity.status == COMPLETED and activity.type in FEATURE_ACTIVITY_TYPES:
+        # The feature changed in this transaction: mirror it before choosing endpoints.
+        sync_feature_endpoints(session, [activity.organization_id])
     endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES)
     if not endpoints:
         return

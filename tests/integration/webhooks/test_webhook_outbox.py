@@ -16,7 +16,7 @@ from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEnd
 from infra.errors import InvalidRequest
 from infra.webhooks import outbox
 from infra.webhooks.keystore import jwks_from_database
-from infra.webhooks.outbox import organization_chain
+from infra.webhooks.outbox import organization_chain, sync_feature_endpoints
 from infra.webhooks.payloads import activity_event_id
 from infra.webhooks.replay import replay_failed
 from notifier.actors import deliver_webhook
@@ -305,6 +305,8 @@ def test_legacy_webhook_feature_receives_activity_updates(world: World, receiver
                 organization_id=world.root_id, name="FEATURE_NAME_WEBHOOK", value=receiver.url
             )
         )
+        # What the set_organization_feature activity's completion does in its transaction.
+        sync_feature_endpoints(uow.session, [world.root_id])
         uow.commit()
     world.submit(world.root_id)
     (row,) = _deliveries(world)
