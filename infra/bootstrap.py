@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from infra import extensions
 from infra.activities.waiter import Waiter, make_waiter
-from infra.db.engine import make_engine, make_session_factory
+from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging.broker import build_broker
 from infra.settings import Role, Settings
@@ -29,7 +29,8 @@ class Services:
     Attributes:
         settings: The settings as this role sees them.
         role: ``ingress``, ``worker``, ``embedded`` or ``cli``.
-        engine / session_factory: Database access.
+        engine / session_factory: Database access (transactions: use ``uow()``).
+        read_session_factory: Autocommit sessions for read-only work (queries, rendering).
         broker: The dramatiq broker.
         keyring: Master-key access for workers (``None`` in the ingress).
         extras: Per-concept services other modules attach (e.g. webhook signer keys).
@@ -39,6 +40,7 @@ class Services:
     role: Role
     engine: Engine
     session_factory: sessionmaker[Session]
+    read_session_factory: sessionmaker[Session]
     broker: dramatiq.Broker
     keyring: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
@@ -48,7 +50,7 @@ class Services:
     def waiter(self) -> Waiter:
         """Waits for activities to settle (LISTEN/NOTIFY on PostgreSQL), built on first use."""
         if self._waiter is None:
-            self._waiter = make_waiter(self.session_factory, str(self.engine.url.render_as_string(
+            self._waiter = make_waiter(self.read_session_factory, str(self.engine.url.render_as_string(
                 hide_password=False)))
         return self._waiter
 
@@ -80,6 +82,7 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         role=role,
         engine=engine,
         session_factory=make_session_factory(engine),
+        read_session_factory=make_read_session_factory(engine),
         broker=broker or build_broker(settings.broker_url),
     )
     if role in ("worker", "embedded", "cli"):

@@ -22,8 +22,8 @@ def query(services: Services, path: str, headers: Mapping[str, str], body: bytes
     data = parse_json_object(body)
     organization_id = organization_id_of(data)
     moment = now()
-    with services.uow() as uow:
-        principal = authenticate(uow.session, headers, body, organization_id, moment)
+    with services.read_session_factory() as session:
+        principal = authenticate(session, headers, body, organization_id, moment)
         params = validate_model(spec.params, data, "body")
-        ctx = QueryContext(uow.session, principal, organization_id, moment, services)
+        ctx = QueryContext(session, principal, organization_id, moment, services)
         return spec.run(params, ctx)

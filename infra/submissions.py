@@ -130,19 +130,19 @@ def answer(services: Services, activity_id: str, viewer: str | None) -> dict[str
     """
     deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
     services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-    with services.uow() as uow:
-        activity = uow.session.get(Activity, activity_id)
+    with services.read_session_factory() as session:
+        activity = session.get(Activity, activity_id)
         assert activity is not None
         if activity.status == lifecycle.FAILED and activity.failure:
             raise from_failure(activity.failure)
         target_id = _vote_target(activity)
         if target_id is None:
-            return render_activity(uow.session, activity, viewer)
+            return render_activity(session, activity, viewer)
     services.waiter.wait(target_id, max(0.0, deadline - time.monotonic()))
-    with services.uow() as uow:
-        target = uow.session.get(Activity, target_id)
+    with services.read_session_factory() as session:
+        target = session.get(Activity, target_id)
         assert target is not None
-        return render_activity(uow.session, target, viewer)
+        return render_activity(session, target, viewer)
 
 
 def _vote_target(activity: Activity) -> str | None:

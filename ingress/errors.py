@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import falcon
+import sqlalchemy.exc
 
 from infra.errors import (
     GRPC_ALREADY_EXISTS,
@@ -62,6 +63,18 @@ def handle_http_error(req: falcon.Request, resp: falcon.Response, ex: falcon.HTT
         resp.set_header(name, value)
 
 
+def handle_database_unavailable(req: falcon.Request, resp: falcon.Response,
+                                ex: sqlalchemy.exc.DBAPIError, params: dict[str, Any]) -> None:
+    """A lost database connection is a 503 the client may retry (the pool reconnects)."""
+    if not ex.connection_invalidated and not isinstance(ex, sqlalchemy.exc.OperationalError):
+        handle_unexpected(req, resp, ex, params)
+        return
+    log.warning("database unavailable on %s %s: %s", req.method, req.path, type(ex.orig).__name__)
+    _write(resp, falcon.HTTP_503, {"code": GRPC_UNAVAILABLE,
+                                   "message": "database temporarily unavailable; retry the request",
+                                   "details": []})
+
+
 def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
                       params: dict[str, Any]) -> None:
     """Anything else is a bug: log it, answer 500 without details."""
@@ -73,5 +86,6 @@ def handle_unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception,
 def register(app: falcon.App) -> None:
     """Install the handlers (most specific last wins by MRO in Falcon)."""
     app.add_error_handler(Exception, handle_unexpected)
+    app.add_error_handler(sqlalchemy.exc.DBAPIError, handle_database_unavailable)
     app.add_error_handler(falcon.HTTPError, handle_http_error)
     app.add_error_handler(WalletError, handle_wallet_error)

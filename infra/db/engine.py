@@ -39,10 +39,23 @@ def make_engine(url: str, *, pool_size: int = 10, application_name: str = "walle
             cur.close()
 
         return engine
-    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+    # No pre-ping: it costs a round trip on every checkout. A connection broken by a server
+    # restart fails one statement, SQLAlchemy then invalidates the whole pool, workers retry
+    # (transient errors) and the ingress answers 503; pool_recycle bounds connection age.
+    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800,
                          connect_args={"application_name": application_name[:63]})
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     """Sessions that keep loaded objects usable after commit."""
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def make_read_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions for reads only, in autocommit mode on the same pool.
+
+    No BEGIN/ROLLBACK round trips around each read; each statement sees committed data.
+    Never use these for writes: nothing would make them atomic.
+    """
+    return sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"),
+                        expire_on_commit=False)
