@@ -22,6 +22,7 @@ from turnkey_sdk_types import (
     CreateUsersBody,
     CreateUserTagBody,
     CreateWalletBody,
+    DeletePoliciesBody,
     DeletePolicyBody,
     GetActivitiesBody,
     GetActivityBody,
@@ -31,6 +32,7 @@ from turnkey_sdk_types import (
     RejectActivityBody,
     SignRawPayloadBody,
     SignTransactionBody,
+    UpdateOrganizationNameBody,
     UpdatePolicyBody,
     UpdateRootQuorumBody,
 )
@@ -295,6 +297,33 @@ def test_policy_crud_round_trip(deployment: Deployment) -> None:
     with pytest.raises(TurnkeyNetworkError) as gone:
         client.get_policy(GetPolicyBody(policyId=ids[1]))
     assert gone.value.status_code == 404
+
+
+def test_delete_policies_and_update_organization_name(deployment: Deployment) -> None:
+    root = make_organization(deployment, "bulk delete and rename")
+    a = _user(deployment, root, "alice")
+    client = deployment.client(root)
+    ids = client.create_policies(CreatePoliciesBody(policies=[
+        {"policyName": n, "effect": "EFFECT_ALLOW", "notes": "", "condition": "true"}
+        for n in ("one", "two", "three")])).policyIds
+    deleted = client.delete_policies(DeletePoliciesBody(policyIds=ids[:2]))
+    assert deleted.policyIds == ids[:2]
+    assert deleted.activity.type.value == "ACTIVITY_TYPE_DELETE_POLICIES"
+    assert [p.policyId for p in client.get_policies(GetPoliciesBody()).policies] == [ids[2]]
+    with pytest.raises(TurnkeyNetworkError) as unknown:
+        client.delete_policies(DeletePoliciesBody(policyIds=[ids[2], ids[0]]))
+    assert unknown.value.status_code == 404
+    assert [p.policyId for p in client.get_policies(GetPoliciesBody()).policies] == [ids[2]]
+
+    renamed = client.update_organization_name(UpdateOrganizationNameBody(organizationName="Acme"))
+    assert (renamed.organizationId, renamed.organizationName) == (root.organization_id, "Acme")
+    assert _organization(deployment, root)["name"] == "Acme"
+    # Root-quorum only: the remaining allow-everything policy does not let alice rename it.
+    with pytest.raises(TurnkeyNetworkError) as refused:
+        deployment.client(a).update_organization_name(
+            UpdateOrganizationNameBody(organizationName="Mine"))
+    assert refused.value.status_code == 403
+    assert _organization(deployment, root)["name"] == "Acme"
 
 
 def test_root_quorum_of_two_makes_root_actions_wait(deployment: Deployment) -> None:
