@@ -82,15 +82,17 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
     with services.uow() as uow:
         session = uow.session
         principal = authenticate(session, headers, body, envelope.organization_id, moment)
+        # Tenancy before anything about the body: a parent acting in a sub-organization is
+        # a 403 whatever it sent.
+        if principal.organization_id != envelope.organization_id and not spec.parent_may_submit:
+            raise PermissionDenied(
+                "a parent organization may read a sub-organization but not act in it; "
+                "stamp with a credential of the sub-organization")
         existing = _stored(session, envelope.organization_id, fp)
         if existing is not None:
             return _same_submitter(existing, principal), principal
         check_fresh(envelope.timestamp_ms, moment)
         params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
-        if principal.organization_id != envelope.organization_id and not spec.parent_may_submit:
-            raise PermissionDenied(
-                "a parent organization may read a sub-organization but not act in it; "
-                "stamp with a credential of the sub-organization")
         if spec.check is not None:
             spec.check(params, CheckContext(session, envelope.organization_id,
                                             principal.user_id, moment))

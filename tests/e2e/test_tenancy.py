@@ -1,0 +1,166 @@
+"""The full tenancy matrix (PROTOCOL.md §1.4), generated from the registries.
+
+Every registered submit path and every registered query path is sent against a
+sub-organization with a credential of its parent, of a sibling sub-organization and of an
+unrelated organization, and every path is sent against the parent with the sub-organization's
+own credential. A new activity or query type is covered as soon as it is registered.
+
+- sibling / unrelated → 401 (code 16) everywhere;
+- parent → 403 (code 7) on every submit not designed to be parent-initiated, and never an
+  auth error on queries (a 400/404 for the dummy body is fine);
+- child → parent → 401 everywhere, except queries that resolve a sub-organization's
+  credential downwards (``whoami``), which answer as the sub-organization.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from infra.activities import registry as activity_registry
+from infra.queries import registry as query_registry
+from tests.support.deployment import Deployment, make_organization
+from tests.support.raw_api import RawApi, Stamper, create_sub_org, root_user_params, stamp_headers
+from tests.support.soft_authenticator import SoftAuthenticator
+
+GRPC_PERMISSION_DENIED = 7
+GRPC_UNAUTHENTICATED = 16
+
+SUBMITS = [(spec.path, spec.versions[0].type, spec.parent_may_submit)
+           for spec in activity_registry().all()]
+QUERIES = sorted(query_registry().items())
+OUTSIDERS = ["sibling", "unrelated"]
+
+
+class Family:
+    """A parent with two sub-organizations (target, sibling) and an unrelated organization."""
+
+    def __init__(self, dep: Deployment) -> None:
+        self.dep = dep
+        self.parent = make_organization(dep, "matrix parent")
+        api = RawApi(dep, self.parent, self.parent.organization_id)
+        self.target_id, self.target_key, _ = create_sub_org(api, "matrix target")
+        self.passkey = SoftAuthenticator()
+        sibling_user = root_user_params("matrix sibling root")
+        sibling_user["authenticators"] = [self.passkey.registration("sibling passkey")]
+        self.sibling_id, self.sibling_key, _ = create_sub_org(api, "matrix sibling",
+                                                              users=[sibling_user])
+        self.unrelated = make_organization(dep, "matrix unrelated")
+
+    def stamper(self, who: str) -> Stamper:
+        stampers: dict[str, Stamper] = {"parent": self.parent, "target": self.target_key,
+                                        "sibling": self.sibling_key, "unrelated": self.unrelated,
+                                        "sibling passkey": self.passkey}
+        return stampers[who]
+
+
+@pytest.fixture(scope="module")
+def family(embedded: Deployment) -> Family:
+    return Family(embedded)
+
+
+def _submit(dep: Deployment, stamper: Stamper, path: str, type_: str, organization_id: str,
+            parameters: dict[str, Any] | None = None) -> Any:
+    body = json.dumps({"type": type_, "timestampMs": str(time.time_ns() // 1_000_000),
+                       "organizationId": organization_id, "parameters": parameters or {}},
+                      separators=(",", ":")).encode()
+    return dep.post(f"/public/v1/submit/{path}", body, stamp_headers(dep, stamper, body))
+
+
+def _query(dep: Deployment, stamper: Stamper, path: str, organization_id: str) -> Any:
+    body = json.dumps({"organizationId": organization_id}).encode()
+    return dep.post(f"/public/v1/query/{path}", body, stamp_headers(dep, stamper, body))
+
+
+def _assert_error(response: Any, status: int, code: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    error = response.json()
+    assert set(error) == {"code", "message", "details"}, error
+    assert error["code"] == code, error
+    return error  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("who", OUTSIDERS)
+@pytest.mark.parametrize(("path", "type_"), [(p, t) for p, t, _ in SUBMITS])
+def test_outsiders_submitting_in_a_sub_organization_are_unauthenticated(
+        embedded: Deployment, family: Family, path: str, type_: str, who: str) -> None:
+    response = _submit(embedded, family.stamper(who), path, type_, family.target_id)
+    error = _assert_error(response, 401, GRPC_UNAUTHENTICATED)
+    assert "could not find public key" in error["message"]
+
+
+@pytest.mark.parametrize("who", OUTSIDERS)
+@pytest.mark.parametrize("path", [p for p, _ in QUERIES])
+def test_outsiders_reading_a_sub_organization_are_unauthenticated(
+        embedded: Deployment, family: Family, path: str, who: str) -> None:
+    response = _query(embedded, family.stamper(who), path, family.target_id)
+    error = _assert_error(response, 401, GRPC_UNAUTHENTICATED)
+    assert "could not find public key" in error["message"]
+
+
+@pytest.mark.parametrize(("path", "type_", "parent_initiated"), SUBMITS)
+def test_parent_submitting_in_a_sub_organization_is_forbidden(
+        embedded: Deployment, family: Family, path: str, type_: str,
+        parent_initiated: bool) -> None:
+    response = _submit(embedded, family.parent, path, type_, family.target_id)
+    if parent_initiated:  # designed to be initiated by the parent (§1.4): no auth error
+        assert response.status_code not in (401, 403), response.text
+        return
+    error = _assert_error(response, 403, GRPC_PERMISSION_DENIED)
+    assert "may read a sub-organization but not act in it" in error["message"]
+
+
+@pytest.mark.parametrize("path", [p for p, _ in QUERIES])
+def test_parent_reading_a_sub_organization_is_never_an_auth_error(
+        embedded: Deployment, family: Family, path: str) -> None:
+    response = _query(embedded, family.parent, path, family.target_id)
+    assert response.status_code in (200, 400, 404), (path, response.text)
+    if response.status_code != 200:
+        assert set(response.json()) == {"code", "message", "details"}
+
+
+@pytest.mark.parametrize(("path", "type_"), [(p, t) for p, t, _ in SUBMITS])
+def test_sub_organization_cannot_submit_in_its_parent(
+        embedded: Deployment, family: Family, path: str, type_: str) -> None:
+    response = _submit(embedded, family.target_key, path, type_, family.parent.organization_id)
+    _assert_error(response, 401, GRPC_UNAUTHENTICATED)
+
+
+@pytest.mark.parametrize("path", [p for p, _ in QUERIES])
+def test_sub_organization_cannot_read_its_parent(
+        embedded: Deployment, family: Family, path: str) -> None:
+    response = _query(embedded, family.target_key, path, family.parent.organization_id)
+    _assert_error(response, 401, GRPC_UNAUTHENTICATED)
+
+
+def test_parent_is_forbidden_whatever_the_body(embedded: Deployment, family: Family) -> None:
+    """Tenancy comes before parameter validation: nonsense parameters still get a 403."""
+    response = _submit(embedded, family.parent, "create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG",
+                       family.target_id, {"userTagName": 42, "nonsense": [1, 2]})
+    _assert_error(response, 403, GRPC_PERMISSION_DENIED)
+
+
+def test_sibling_passkey_is_unauthenticated(embedded: Deployment, family: Family) -> None:
+    stamper = family.stamper("sibling passkey")
+    # The passkey works in its own sub-organization...
+    own = _query(embedded, stamper, "whoami", family.sibling_id)
+    assert own.status_code == 200, own.text
+    assert own.json()["organizationId"] == family.sibling_id
+    # ...and nowhere in its sibling.
+    submitted = _submit(embedded, stamper, "create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG",
+                        family.target_id, {"userTagName": "by sibling passkey", "userIds": []})
+    _assert_error(submitted, 401, GRPC_UNAUTHENTICATED)
+    read = _query(embedded, stamper, "get_organization", family.target_id)
+    _assert_error(read, 401, GRPC_UNAUTHENTICATED)
+
+
+def test_nothing_was_stored_by_the_matrix(embedded: Deployment, family: Family) -> None:
+    """Runs last: no request of the matrix stored an activity in the target or the parent."""
+    target = RawApi(embedded, family.target_key, family.target_id)
+    assert target.read("list_activities")["activities"] == []
+    parent = RawApi(embedded, family.parent, family.parent.organization_id)
+    types = {a["type"] for a in parent.read("list_activities")["activities"]}
+    assert types == {"ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7"}
