@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
+import time
 from collections.abc import Iterator
 from json import loads
 from pathlib import Path
 
+import base58
+import coincurve
+import nacl.signing
 import pytest
+import requests
 from eth_keys import keys as eth_keys
 from eth_utils import keccak
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, select, text
 from turnkey_sdk_types import (
     CreatePrivateKeysBody,
     CreateWalletBody,
+    ExportPrivateKeyBody,
     ExportWalletBody,
+    ImportPrivateKeyBody,
     ImportWalletBody,
+    InitImportPrivateKeyBody,
     InitImportWalletBody,
     SignRawPayloadBody,
 )
@@ -24,8 +33,11 @@ from turnkey_sdk_types import (
 from infra.crypto import bundles, hd, hpke
 from infra.crypto.addresses import Curve
 from infra.crypto.keyring import load_keyring_file
-from infra.db.engine import make_engine
+from infra.db.engine import make_engine, make_session_factory
+from infra.db.models.wallets import ImportTarget, ServiceKey
+from infra.errors import InvalidRequest
 from infra.settings import Settings
+from infra.wallets.custody import load_custody
 from tests.support.deployment import ROOT, WALLETD, Deployment, database_url
 
 ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
@@ -109,6 +121,65 @@ def _logs(dep: Deployment) -> str:
     return "\n".join(p.read_text(errors="replace") for p in Path(dep.workdir).glob("*.log"))
 
 
+def _encodings(name: str, secret: bytes) -> dict[str, str]:
+    """The textual forms a secret could leak in: hex, base64, base64url and base58.
+
+    Base64 forms are cut to whole 3-byte groups so they also match when the secret is the
+    start of a longer encoded value (a Solana-style 64-byte keypair, a seed with more after it).
+    """
+    whole = len(secret) // 3 * 4
+    return {f"{name} (hex)": secret.hex(),
+            f"{name} (base64)": base64.b64encode(secret).decode()[:whole],
+            f"{name} (base64url)": base64.urlsafe_b64encode(secret).decode()[:whole],
+            f"{name} (base58)": base58.b58encode(secret).decode()}
+
+
+def _submit_raw(dep: Deployment, path: str, activity_type: str,
+                parameters: dict[str, object]) -> requests.Response:
+    """A stamped submit whose raw response body the test keeps (error bodies included)."""
+    body = json.dumps({"type": activity_type, "timestampMs": str(int(time.time() * 1000)),
+                       "organizationId": dep.root.organization_id, "parameters": parameters})
+    stamp = dep.client().stamper.stamp(body)
+    return dep.post(f"/public/v1/submit/{path}", body,
+                    {stamp.stamp_header_name: stamp.stamp_header_value})
+
+
+def _sealed_custody_rows(dep: Deployment) -> dict[str, bytes]:
+    """Open the service signer and import-target rows with the worker-side custody code."""
+    custody = load_custody(Settings.from_env(dep.env).master_key_file)
+    engine = make_engine(database_url(dep), pool_size=1)
+    try:
+        with make_session_factory(engine)() as session:
+            opened = {f"service key {row.name}": custody.open_row(row)
+                      for row in session.scalars(select(ServiceKey))}
+            opened.update({f"import target {row.kind} {row.id}": custody.open_row(row)
+                           for row in session.scalars(select(ImportTarget))})
+            return opened
+    finally:
+        engine.dispose()
+
+
+def _invalid_mnemonic() -> str:
+    """Real BIP-39 words whose checksum fails (what a user mistyping a backup sends)."""
+    while True:
+        candidate = " ".join(reversed(hd.generate_mnemonic(12).split()))
+        try:
+            hd.normalize_mnemonic(candidate)
+        except InvalidRequest:
+            return candidate
+
+
+def _export_key(dep: Deployment, private_key_id: str) -> bytes:
+    embedded = hpke.generate_private_key()
+    exported = dep.client().export_private_key(ExportPrivateKeyBody(
+        privateKeyId=private_key_id,
+        targetPublicKey=hpke.uncompressed(embedded.public_key()).hex()))
+    signer_key = loads(exported.exportBundle)["enclaveQuorumPublic"]
+    return bundles.open_export_bundle(exported.exportBundle, embedded,
+                                      signer_public_key_hex=signer_key,
+                                      organization_id=dep.root.organization_id)
+
+
 @pytest.mark.parametrize("which", ["debug_embedded", "production"])
 def test_no_plaintext_key_material_in_database_or_logs(
     request: pytest.FixtureRequest, which: str
@@ -116,7 +187,9 @@ def test_no_plaintext_key_material_in_database_or_logs(
     dep: Deployment = request.getfixturevalue(which)
     client = dep.client()
     user_id = dep.root.user_id
-    secrets: dict[str, str] = {}
+    texts: dict[str, str] = {}  # searched as they are (and encoded, below)
+    raw: dict[str, bytes] = {}  # searched in every encoding
+    error_bodies: list[str] = []
 
     # Created wallet: learn its mnemonic through export.
     created = client.create_wallet(CreateWalletBody(walletName="leak", accounts=[ETH, SOL]))
@@ -127,42 +200,118 @@ def test_no_plaintext_key_material_in_database_or_logs(
     created_mnemonic = bundles.open_export_bundle(
         exported.exportBundle, embedded, signer_public_key_hex=signer_key,
         organization_id=dep.root.organization_id).decode()
-    # Imported wallet with a passphrase.
+
+    # Imported wallet with a passphrase; first a rejected import of a mistyped mnemonic.
     imported_mnemonic = hd.generate_mnemonic(24)
     passphrase = "correct-horse-" + hpke.private_key_to_bytes(embedded)[:4].hex()
     init = client.init_import_wallet(InitImportWalletBody(userId=user_id))
+    raw.update(_sealed_custody_rows(dep))  # the wallet import target, before import consumes it
     target = loads(bytes.fromhex(loads(init.importBundle)["data"]))["targetPublic"]
+    rejected_mnemonic = _invalid_mnemonic()
+    bad_import = _submit_raw(dep, "import_wallet", "ACTIVITY_TYPE_IMPORT_WALLET", {
+        "userId": user_id, "walletName": "bad", "accounts": [],
+        "encryptedBundle": bundles.encrypt_to_bundle(rejected_mnemonic.encode(), target)})
+    assert bad_import.status_code == 400 and "invalid mnemonic" in bad_import.text
+    error_bodies.append(bad_import.text)
     imported = client.import_wallet(ImportWalletBody(
         userId=user_id, walletName="leak2", accounts=[ETH],
         encryptedBundle=bundles.encrypt_to_bundle(
             bundles.join_wallet_plaintext(imported_mnemonic, passphrase), target)))
-    client.create_private_keys(CreatePrivateKeysBody(privateKeys=[{
-        "privateKeyName": "leak-pk", "curve": "CURVE_SECP256K1", "privateKeyTags": [],
-        "addressFormats": []}]))
+
+    # Imported standalone key (a known one); first a rejected 33-byte key.
+    init_pk = client.init_import_private_key(InitImportPrivateKeyBody(userId=user_id))
+    raw.update(_sealed_custody_rows(dep))
+    pk_target = bundles.verify_signed_bundle(init_pk.importBundle, signer_key)["targetPublic"]
+    rejected_key = coincurve.PrivateKey().secret + b"\x01"
+    bad_key = _submit_raw(dep, "import_private_key", "ACTIVITY_TYPE_IMPORT_PRIVATE_KEY", {
+        "userId": user_id, "privateKeyName": "bad", "curve": "CURVE_SECP256K1",
+        "addressFormats": ["ADDRESS_FORMAT_ETHEREUM"],
+        "encryptedBundle": bundles.encrypt_to_bundle(rejected_key, pk_target)})
+    assert bad_key.status_code == 400 and "32-byte" in bad_key.text
+    error_bodies.append(bad_key.text)
+    raw["rejected private key"] = rejected_key[:32]
+    known_key = coincurve.PrivateKey().secret
+    imported_pk = client.import_private_key(ImportPrivateKeyBody(
+        userId=user_id, privateKeyName="leak-imported", curve="CURVE_SECP256K1",
+        addressFormats=["ADDRESS_FORMAT_ETHEREUM"],
+        encryptedBundle=bundles.encrypt_to_bundle(known_key, pk_target)))
+    raw["imported private key"] = known_key
+    assert _export_key(dep, imported_pk.privateKeyId) == known_key
+
+    # Created standalone keys: learn their secrets through export.
+    made = client.create_private_keys(CreatePrivateKeysBody(privateKeys=[
+        {"privateKeyName": "leak-pk", "curve": "CURVE_SECP256K1", "privateKeyTags": [],
+         "addressFormats": []},
+        {"privateKeyName": "leak-pk-ed", "curve": "CURVE_ED25519", "privateKeyTags": [],
+         "addressFormats": []}])).privateKeys
+    raw["leak-pk"] = _export_key(dep, made[0].privateKeyId)
+    raw["leak-pk-ed"] = ed_secret = _export_key(dep, made[1].privateKeyId)
+    raw["leak-pk-ed keypair"] = ed_secret + bytes(nacl.signing.SigningKey(ed_secret).verify_key)
+
+    # A pending import left in the database at dump time.
+    client.init_import_private_key(InitImportPrivateKeyBody(userId=user_id))
+    raw.update(_sealed_custody_rows(dep))
+
     for address in (created.addresses[0], created.addresses[1], imported.addresses[0]):
         client.sign_raw_payload(SignRawPayloadBody(
             signWith=address, payload="deadbeef", encoding="PAYLOAD_ENCODING_HEXADECIMAL",
             hashFunction="HASH_FUNCTION_KECCAK256" if address.startswith("0x")
             else "HASH_FUNCTION_NOT_APPLICABLE"))
+    for key_id, hash_function in ((made[0].privateKeyId, "HASH_FUNCTION_KECCAK256"),
+                                  (made[1].privateKeyId, "HASH_FUNCTION_NOT_APPLICABLE"),
+                                  (imported_pk.privateKeyId, "HASH_FUNCTION_SHA256")):
+        client.sign_raw_payload(SignRawPayloadBody(
+            signWith=key_id, payload="deadbeef", encoding="PAYLOAD_ENCODING_HEXADECIMAL",
+            hashFunction=hash_function))
+    for payload, hash_function in (("zz", "HASH_FUNCTION_KECCAK256"),
+                                   ("deadbeef", "HASH_FUNCTION_NO_OP")):
+        bad_sign = _submit_raw(dep, "sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
+            "signWith": made[0].privateKeyId, "payload": payload,
+            "encoding": "PAYLOAD_ENCODING_HEXADECIMAL", "hashFunction": hash_function})
+        assert bad_sign.status_code == 400, bad_sign.text
+        error_bodies.append(bad_sign.text)
 
     for name, mnemonic, pw in (("created", created_mnemonic, ""),
                                ("imported", imported_mnemonic, passphrase)):
         seed = hd.mnemonic_to_seed(mnemonic, pw)
-        secrets[f"{name} mnemonic"] = mnemonic
-        secrets[f"{name} first words"] = " ".join(mnemonic.split()[:4])
-        secrets[f"{name} seed"] = seed.hex()
-        eth_key = hd.derive_key(seed, Curve.SECP256K1, ETH["path"])
+        texts[f"{name} mnemonic"] = mnemonic
+        texts[f"{name} first words"] = " ".join(mnemonic.split()[:4])
+        raw[f"{name} mnemonic"] = mnemonic.encode()
+        raw[f"{name} seed"] = seed
+        raw[f"{name} eth key"] = hd.derive_key(seed, Curve.SECP256K1, ETH["path"]).private_key_secret
         sol_key = hd.derive_key(seed, Curve.ED25519, SOL["path"])
-        secrets[f"{name} eth key"] = eth_key.private_key_secret.hex()
-        secrets[f"{name} sol key"] = sol_key.private_key_secret.hex()
-    secrets["passphrase"] = passphrase
+        raw[f"{name} sol key"] = sol_key.private_key_secret
+        raw[f"{name} sol keypair"] = sol_key.private_key_secret + sol_key.public_key
+    texts["rejected mnemonic"] = rejected_mnemonic
+    texts["rejected first words"] = " ".join(rejected_mnemonic.split()[:4])
+    raw["rejected mnemonic"] = rejected_mnemonic.encode()
+    texts["passphrase"] = passphrase
     keyring = load_keyring_file(Settings.from_env(dep.env).master_key_file)
     for version, key in keyring.keys.items():
-        secrets[f"master key v{version}"] = key.key_secret.hex()
-        secrets[f"master key v{version} b64"] = base64.b64encode(key.key_secret).decode()
+        raw[f"master key v{version}"] = key.key_secret
 
-    haystacks = {"database": _dump_database(dep).lower(), "logs": _logs(dep).lower()}
-    assert "wallets" in haystacks["database"] or created.walletId in haystacks["database"]
+    # The test learned every secret it searches for.
+    assert len(raw["service key bundle-signer"]) == 32
+    assert {name.split()[2] for name in raw if name.startswith("import target")} == {
+        "wallet", "private_key"}, sorted(raw)
+    assert sum(name.startswith("import target") for name in raw) == 3
+    for name, secret in raw.items():
+        assert len(secret) >= 32, name
+    for name, text_secret in texts.items():
+        assert len(text_secret) >= 12, name
+    for name in ("leak-pk", "leak-pk-ed", "imported private key", "created eth key",
+                 "created sol key", "imported eth key", "imported sol key"):
+        assert len(raw[name]) == 32 and any(raw[name]), name
+    assert len(error_bodies) == 4
+    for body in error_bodies:
+        assert {"code", "message", "details"} <= set(loads(body)), body
+
+    needles = dict(texts)
+    for name, secret in raw.items():
+        needles.update(_encodings(name, secret))
+    haystacks = {"database": _dump_database(dep).lower(), "logs": _logs(dep).lower(),
+                 "error responses": "\n".join(error_bodies).lower()}
+    assert created.walletId.lower() in haystacks["database"]
     for where, haystack in haystacks.items():
-        for what, secret in secrets.items():
-            assert secret.lower() not in haystack, f"{what} found in {where}"
+        for what, needle in needles.items():
+            assert needle.lower() not in haystack, f"{what} found in {where}"
