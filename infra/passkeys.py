@@ -15,11 +15,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from infra.auth import webauthn
-from infra.auth.principal import EXTRA_VERIFIERS, Principal
+from infra.auth.principal import (
+    CREDENTIAL_LOCATORS,
+    EXTRA_VERIFIERS,
+    CredentialLocator,
+    Principal,
+)
 from infra.auth.stamps import HEADER_WEBAUTHN
 from infra.clock import wire_timestamp
 from infra.db.models.identity import Authenticator
@@ -68,6 +73,9 @@ def add_authenticator(
     name = params.get("authenticatorName")
     if not isinstance(name, str) or not name.strip():
         raise InvalidRequest("authenticatorName is required", field=f"{field}.authenticatorName")
+    if len(name) > 256:
+        raise InvalidRequest("authenticatorName may be at most 256 characters",
+                             field=f"{field}.authenticatorName")
     try:
         credential = webauthn.verify_registration(
             params, allowed_origins=allowed_origins(session, organization_id)
@@ -183,11 +191,34 @@ def verify_webauthn_stamp(
     )
 
 
+def passkey_holders(
+    session: Session, header_value: str, candidates: list[str], parent_id: str
+) -> list[str]:
+    """``CREDENTIAL_LOCATORS`` entry: organizations holding the stamp's credential id among
+    ``candidates`` and the sub-organizations of ``parent_id`` (PROTOCOL.md §1.4)."""
+    stamp = webauthn.parse_stamp(header_value)
+    children = select(Organization.id).where(Organization.parent_id == parent_id)
+    return list(
+        session.scalars(
+            select(Authenticator.organization_id)
+            .distinct()
+            .where(
+                Authenticator.credential_id == stamp.credential_id,
+                or_(
+                    Authenticator.organization_id.in_(candidates),
+                    Authenticator.organization_id.in_(children),
+                ),
+            )
+        )
+    )
+
+
 def register() -> None:
-    """Plug the verifier and the view section in (idempotent)."""
+    """Plug the verifier, the locator and the view section in (idempotent)."""
     from infra.views.users import USER_SECTIONS
 
     EXTRA_VERIFIERS[HEADER_WEBAUTHN] = verify_webauthn_stamp
+    CREDENTIAL_LOCATORS[HEADER_WEBAUTHN] = CredentialLocator(passkey_holders, "credential ID")
     if authenticators_section not in USER_SECTIONS:
         USER_SECTIONS.append(authenticators_section)
 

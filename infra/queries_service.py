@@ -23,7 +23,8 @@ def query(services: Services, path: str, headers: Mapping[str, str], body: bytes
     organization_id = organization_id_of(data)
     moment = now()
     with services.read_session_factory() as session:
-        principal = authenticate(session, headers, body, organization_id, moment)
+        principal = authenticate(session, headers, body, organization_id, moment,
+                                 resolve_sub_organizations=spec.sub_organization_credentials)
         params = validate_model(spec.params, data, "body")
         ctx = QueryContext(session, principal, organization_id, moment, services)
         return spec.run(params, ctx)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
@@ -47,6 +47,26 @@ StampVerifier = Callable[[Session, str, bytes, list[str], datetime], Principal]
 EXTRA_VERIFIERS: dict[str, StampVerifier] = {}
 
 
+@dataclass(frozen=True)
+class CredentialLocator:
+    """Where a stamp's credential lives, for downward resolution (PROTOCOL.md §1.4).
+
+    Attributes:
+        holders: ``(session, header_value, candidate_org_ids, parent_id)`` -> the ids of the
+            organizations holding the stamp's credential among the candidates and the
+            sub-organizations of ``parent_id``.
+        noun: What identifies the credential, for the ambiguity message
+            (``public key``, ``credential ID``).
+    """
+
+    holders: Callable[[Session, str, list[str], str], list[str]]
+    noun: str
+
+
+#: Credential locators by stamp header name (X-Stamp here, X-Stamp-Webauthn from passkeys).
+CREDENTIAL_LOCATORS: dict[str, CredentialLocator] = {}
+
+
 def organization_chain(session: Session, organization_id: str) -> list[Organization]:
     """The organization followed by its ancestors (nearest first).
 
@@ -73,18 +93,27 @@ def authenticate(
     body: bytes,
     organization_id: str,
     now: datetime,
+    *,
+    resolve_sub_organizations: bool = False,
 ) -> Principal:
     """Verify the request's stamp and return who sent it.
 
-    The credential must live in ``organization_id`` or its parent (PROTOCOL.md §1.4).
+    The credential must live in ``organization_id`` or its parent (PROTOCOL.md §1.4). With
+    ``resolve_sub_organizations`` (``whoami``-style requests addressed to a parent), a
+    credential found in neither but held by exactly one sub-organization of
+    ``organization_id`` resolves to that sub-organization: the principal's
+    ``organization_id`` is the sub-organization's.
 
     Raises:
-        Unauthenticated: No stamp, unknown key, bad signature or expired key.
+        Unauthenticated: No stamp, unknown key, bad signature or expired key; or, when
+            resolving downwards, a credential held by more than one sub-organization.
         NotFound: The organization does not exist.
     """
     lowered = {k.lower(): v for k, v in headers.items()}
     chain = organization_chain(session, organization_id)
     candidates = [o.id for o in chain[:2]]
+    if resolve_sub_organizations:
+        candidates = _resolve_downwards(session, lowered, candidates, organization_id)
     api_stamp = lowered.get(HEADER_API_KEY.lower())
     if api_stamp:
         return _authenticate_api_key(session, api_stamp, body, candidates, now)
@@ -95,6 +124,39 @@ def authenticate(
     if lowered.get(HEADER_WEBAUTHN.lower()):
         raise Unauthenticated("could not extract webauthn stamp")
     raise Unauthenticated(MISSING)
+
+
+def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates: list[str],
+                       organization_id: str) -> list[str]:
+    """The organizations to verify the stamp against, looking into sub-organizations.
+
+    The organization itself and its parent keep precedence; only a credential held by
+    neither is looked for in the sub-organizations of ``organization_id``.
+    """
+    for name, locator in CREDENTIAL_LOCATORS.items():
+        value = lowered.get(name.lower())
+        if not value:
+            continue
+        holders = locator.holders(session, value, candidates, organization_id)
+        if not holders or any(h in candidates for h in holders):
+            return candidates
+        if len(holders) > 1:
+            raise Unauthenticated(f"more than one suborg associated with a {locator.noun}")
+        return holders
+    return candidates
+
+
+def _api_key_holders(session: Session, header_value: str, candidates: list[str],
+                     parent_id: str) -> list[str]:
+    stamp = parse_api_key_stamp(header_value)
+    children = select(Organization.id).where(Organization.parent_id == parent_id)
+    return list(session.scalars(
+        select(ApiKey.organization_id).distinct().where(
+            ApiKey.public_key == stamp.public_key,
+            or_(ApiKey.organization_id.in_(candidates), ApiKey.organization_id.in_(children)))))
+
+
+CREDENTIAL_LOCATORS[HEADER_API_KEY] = CredentialLocator(_api_key_holders, "public key")
 
 
 def _authenticate_api_key(

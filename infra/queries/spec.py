@@ -35,8 +35,12 @@ class QuerySpec:
         path: The query name.
         params: The typed request body model (includes ``organizationId``).
         run: ``run(params, ctx) -> response body``.
+        sub_organization_credentials: A credential held by one of the organization's
+            sub-organizations may stamp it and resolves to that sub-organization
+            (PROTOCOL.md §1.4 downward resolution, e.g. ``whoami`` for the parent's id).
     """
 
     path: str
     params: type[WireModel]
     run: Callable[[Any, QueryContext], dict[str, Any]]
+    sub_organization_credentials: bool = False

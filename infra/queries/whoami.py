@@ -1,4 +1,8 @@
-"""``whoami``: the organization and user behind the stamp."""
+"""``whoami``: the organization and user behind the stamp.
+
+Addressed to a parent organization, a credential of one of its sub-organizations resolves to
+that sub-organization, so clients find a user's sub-organization from the parent's id.
+"""
 
 from __future__ import annotations
 
@@ -23,4 +27,6 @@ def run(params: Params, ctx: QueryContext) -> dict[str, Any]:
             "username": user.name}
 
 
-SPEC = QuerySpec(path="whoami", params=Params, run=run)
+#: A sub-organization's credential stamping for its parent's id answers as the
+#: sub-organization (PROTOCOL.md §1.4).
+SPEC = QuerySpec(path="whoami", params=Params, run=run, sub_organization_credentials=True)

@@ -10,6 +10,8 @@ own credential. A new activity or query type is covered as soon as it is registe
   auth error on queries (a 400/404 for the dummy body is fine);
 - child → parent → 401 everywhere, except queries that resolve a sub-organization's
   credential downwards (``whoami``), which answer as the sub-organization.
+
+Downward resolution itself (PROTOCOL.md §1.4) is tested at the end, through the official client.
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ import time
 from typing import Any
 
 import pytest
+from turnkey_http.generated.client import TurnkeyNetworkError
+from turnkey_sdk_types import GetWhoamiBody
 
 from infra.activities import registry as activity_registry
 from infra.queries import registry as query_registry
-from tests.support.deployment import Deployment, make_organization
+from infra.queries.spec import QuerySpec
+from tests.support import keys
+from tests.support.deployment import Deployment, Key, make_organization
 from tests.support.raw_api import RawApi, Stamper, create_sub_org, root_user_params, stamp_headers
 from tests.support.soft_authenticator import SoftAuthenticator
 
@@ -129,10 +135,14 @@ def test_sub_organization_cannot_submit_in_its_parent(
     _assert_error(response, 401, GRPC_UNAUTHENTICATED)
 
 
-@pytest.mark.parametrize("path", [p for p, _ in QUERIES])
+@pytest.mark.parametrize(("path", "spec"), QUERIES)
 def test_sub_organization_cannot_read_its_parent(
-        embedded: Deployment, family: Family, path: str) -> None:
+        embedded: Deployment, family: Family, path: str, spec: QuerySpec) -> None:
     response = _query(embedded, family.target_key, path, family.parent.organization_id)
+    if spec.sub_organization_credentials:  # resolves downwards: answers as the sub-org
+        assert response.status_code == 200, response.text
+        assert response.json()["organizationId"] == family.target_id
+        return
     _assert_error(response, 401, GRPC_UNAUTHENTICATED)
 
 
@@ -164,3 +174,56 @@ def test_nothing_was_stored_by_the_matrix(embedded: Deployment, family: Family) 
     parent = RawApi(embedded, family.parent, family.parent.organization_id)
     types = {a["type"] for a in parent.read("list_activities")["activities"]}
     assert types == {"ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7"}
+
+
+# --------------------------------------------------------------------------- downward resolution
+
+
+def _client_key(key: keys.TestKey, organization_id: str) -> Key:
+    return Key(organization_id, "", key.public_key, key.private_key)
+
+
+def test_whoami_for_the_parent_resolves_a_sub_organization_credential(
+        embedded: Deployment, family: Family) -> None:
+    client = embedded.client(_client_key(family.target_key, family.parent.organization_id))
+    answer = client.get_whoami(GetWhoamiBody(organizationId=family.parent.organization_id))
+    own = RawApi(embedded, family.target_key, family.target_id).read("whoami")
+    assert answer.organizationId == family.target_id
+    assert answer.userId == own["userId"]
+    assert answer.organizationName == "matrix target"
+
+
+def test_whoami_for_the_parent_resolves_a_sub_organization_passkey(
+        embedded: Deployment, family: Family) -> None:
+    response = _query(embedded, family.passkey, "whoami", family.parent.organization_id)
+    assert response.status_code == 200, response.text
+    assert response.json()["organizationId"] == family.sibling_id
+
+
+def test_the_parent_own_credential_keeps_precedence(embedded: Deployment,
+                                                    family: Family) -> None:
+    answer = embedded.client(family.parent).get_whoami()
+    assert answer.organizationId == family.parent.organization_id
+    assert answer.userId == family.parent.user_id
+
+
+def test_a_key_in_two_sub_organizations_is_ambiguous(embedded: Deployment) -> None:
+    parent = make_organization(embedded, "ambiguous parent")
+    api = RawApi(embedded, parent, parent.organization_id)
+    shared = keys.make_key()
+    for name in ("ambiguous one", "ambiguous two"):
+        create_sub_org(api, name, users=[root_user_params(f"{name} root", shared)])
+    client = embedded.client(_client_key(shared, parent.organization_id))
+    with pytest.raises(TurnkeyNetworkError) as err:
+        client.get_whoami(GetWhoamiBody(organizationId=parent.organization_id))
+    assert err.value.status_code == 401
+    response = _query(embedded, shared, "whoami", parent.organization_id)
+    error = _assert_error(response, 401, GRPC_UNAUTHENTICATED)
+    assert error["message"] == "more than one suborg associated with a public key"
+
+
+def test_downward_resolution_stops_at_the_organization_addressed(
+        embedded: Deployment, family: Family) -> None:
+    """An unrelated organization's id does not find the sub-organization's credential."""
+    response = _query(embedded, family.target_key, "whoami", family.unrelated.organization_id)
+    _assert_error(response, 401, GRPC_UNAUTHENTICATED)
