@@ -20,6 +20,7 @@ dispatches the row again: the receiver may then see the event twice, with the sa
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: A message may arrive this much before the row's due time and still be acted on.
 EARLY_SLACK = timedelta(seconds=1)
+#: Lease time beyond the attempt's deadline: signing before it, resolving the name, recording.
+LEASE_MARGIN = timedelta(seconds=10)
 
 
 @dataclass
@@ -69,14 +72,12 @@ class Notifier:
 
     @property
     def lease(self) -> timedelta:
-        """Longest one attempt can take, plus a margin: the sending lease."""
-        cfg = self.config
-        seconds = (
-            cfg.transport_attempts * (cfg.connect_timeout_s + cfg.transport_wait_max_s)
-            + 2 * cfg.read_timeout_s
-            + 5
-        )
-        return timedelta(seconds=seconds)
+        """The sending lease: the attempt's deadline plus :data:`LEASE_MARGIN`.
+
+        ``attempt_delivery`` sends no byte after its deadline and stops reading at it, so a
+        lease this long outlives every send of the attempt that holds it.
+        """
+        return timedelta(seconds=self.config.total_timeout_s) + LEASE_MARGIN
 
     @property
     def dispatch_grace(self) -> timedelta:
@@ -325,7 +326,24 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
     claim = _claim(notifier, delivery_id)
     if isinstance(claim, str):
         return claim
-    record = _send(notifier, claim)
+    started_ms = now_ms()
+    clock = time.perf_counter()
+    try:
+        record = _send(notifier, claim)
+    except BaseException as exc:
+        # Anything that ends the attempt early (dramatiq's TimeLimitExceeded or Shutdown, a
+        # bug) is still an attempt: log it and move the schedule on, then let it propagate.
+        interrupted = AttemptRecord(
+            started_ms,
+            (time.perf_counter() - clock) * 1000.0,
+            None,
+            error=f"attempt interrupted: {type(exc).__name__}: {exc}"[:500],
+        )
+        try:
+            _record(notifier, delivery_id, claim, interrupted)
+        except Exception:
+            log.exception("could not record the interrupted attempt of delivery %s", delivery_id)
+        raise
     return _record(notifier, delivery_id, claim, record)
 
 

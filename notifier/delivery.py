@@ -6,16 +6,29 @@ to ``https://<address>:<port>/path`` while the ``Host`` header, TLS SNI and cert
 hostname check all use the original host name. A second resolution (DNS rebinding) therefore
 cannot redirect the connection.
 
-Connect and read timeouts are always set; redirects are never followed (a 3xx is the answer);
-proxies from the environment are ignored. tenacity retries only failures to *connect*, a few
-times within about a second, because nothing was sent then; everything longer is the retry
-schedule's job. The result is an :class:`AttemptRecord`, never an exception, except for
-programming errors.
+Connect and read timeouts are always set, and the whole attempt has a deadline
+(``total_timeout_s``): a read timeout alone bounds each wait for bytes, so a receiver that
+drips its answer a byte at a time would never be cut off. Every send and every read of the
+response (status line, headers, body excerpt) is given at most the time left until the
+deadline, and none starts after it, so no request byte is sent after the deadline and the
+attempt ends by it once the request is on its way (resolving the name and the TLS handshake
+are bounded by the connect timeout; if they run past the deadline nothing is sent). The
+notifier's sending lease is derived from this deadline.
+
+Redirects are never followed (a 3xx is the answer); proxies from the environment are ignored.
+tenacity retries only failures to *connect*, a few times within about a second, because
+nothing was sent then; everything longer is the retry schedule's job. The result is an
+:class:`AttemptRecord`, never an exception, except for programming errors.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
+import http.client
+import io
+import math
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from tenacity import (
     Retrying,
@@ -30,6 +44,8 @@ from tenacity import (
     stop_after_attempt,
     wait_exponential,
 )
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError
 
 from infra.webhooks.destinations import (
@@ -53,6 +69,8 @@ class DeliveryConfig:
     Attributes:
         connect_timeout_s: Limit on establishing the TCP (and TLS) connection.
         read_timeout_s: Limit on each wait for response bytes.
+        total_timeout_s: Deadline of the whole attempt, connection tries included: no
+            request byte is sent after it and no response byte is awaited past it.
         transport_attempts: Tries when the connection itself fails (tenacity).
         transport_wait_max_s: Longest pause between those tries.
         excerpt_bytes: How much of the response body is kept.
@@ -61,6 +79,7 @@ class DeliveryConfig:
 
     connect_timeout_s: float = 3.0
     read_timeout_s: float = 10.0
+    total_timeout_s: float = 15.0
     transport_attempts: int = 3
     transport_wait_max_s: float = 0.5
     excerpt_bytes: int = 1024
@@ -94,18 +113,122 @@ class AttemptRecord:
     transport_tries: int = 1
 
 
-class PinnedAdapter(HTTPAdapter):
-    """A transport adapter whose TLS checks use ``hostname`` while connecting to an address."""
+class DeadlineExceeded(socket.timeout):
+    """The attempt's deadline passed before this send or read could start."""
 
-    def __init__(self, hostname: str, **kwargs: Any) -> None:
+
+def _time_left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlineExceeded("the attempt's deadline passed")
+    return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The response socket, each read bounded by ``min(read timeout, time left)``."""
+
+    def __init__(self, raw: Any, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._raw = raw
+        self._sock = sock
+        self._deadline = deadline
+        self._per_read = sock.gettimeout()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = _time_left(self._deadline)
+        self._sock.settimeout(left if self._per_read is None else min(self._per_read, left))
+        result: int | None = self._raw.readinto(buffer)
+        return result
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    """``http.client``'s response reading through a :class:`_DeadlineReader`."""
+
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None,
+                 url: str | None = None, *, deadline: float) -> None:
+        super().__init__(sock, debuglevel, method, url)
+        assert self.fp is not None
+        self.fp = io.BufferedReader(_DeadlineReader(self.fp.detach(), sock, deadline))
+
+
+class _DeadlineConnectionMixin:
+    """Sends and response reads of a connection never run past ``attempt_deadline``."""
+
+    attempt_deadline: float = math.inf
+    sock: socket.socket | None
+
+    def send(self, data: Any) -> None:
+        left = _time_left(self.attempt_deadline)
+        if self.sock is not None:
+            current = self.sock.gettimeout()
+            self.sock.settimeout(left if current is None else min(current, left))
+        super().send(data)  # type: ignore[misc]
+
+    def response_class(self, sock: socket.socket, method: str | None = None) -> _DeadlineResponse:
+        return _DeadlineResponse(sock, method=method, deadline=self.attempt_deadline)
+
+
+class _DeadlineHTTPConnection(_DeadlineConnectionMixin, HTTPConnection):  # type: ignore[misc]
+    pass
+
+
+class _DeadlineHTTPSConnection(_DeadlineConnectionMixin, HTTPSConnection):  # type: ignore[misc]
+    pass
+
+
+class _DeadlineHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection
+
+    def __init__(self, *args: Any, attempt_deadline: float, **kwargs: Any) -> None:
+        self.attempt_deadline = attempt_deadline
+        super().__init__(*args, **kwargs)
+
+    def _new_conn(self) -> Any:
+        conn = super()._new_conn()
+        conn.attempt_deadline = self.attempt_deadline  # type: ignore[attr-defined]
+        return conn
+
+
+class _DeadlineHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection
+
+    def __init__(self, *args: Any, attempt_deadline: float, **kwargs: Any) -> None:
+        self.attempt_deadline = attempt_deadline
+        super().__init__(*args, **kwargs)
+
+    def _new_conn(self) -> Any:
+        conn = super()._new_conn()
+        conn.attempt_deadline = self.attempt_deadline  # type: ignore[attr-defined]
+        return conn
+
+
+class PinnedAdapter(HTTPAdapter):
+    """A transport adapter whose TLS checks use ``hostname`` while connecting to an address,
+    and whose connections stop sending and reading at ``deadline`` (``time.monotonic``)."""
+
+    def __init__(self, hostname: str, deadline: float = math.inf, **kwargs: Any) -> None:
         self._hostname = hostname
+        self._deadline = deadline
         super().__init__(max_retries=0, **kwargs)
 
     def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
-        """Make SNI and certificate matching use the original host name."""
+        """Make SNI and certificate matching use the original host name; bound by the deadline."""
         pool_kwargs["server_hostname"] = self._hostname
         pool_kwargs["assert_hostname"] = self._hostname
         super().init_poolmanager(*args, **pool_kwargs)
+        # The pool manager only calls these (``pool_cls(host, port, **context)``).
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": functools.partial(_DeadlineHTTPPool, attempt_deadline=self._deadline),  # type: ignore[dict-item]
+            "https": functools.partial(_DeadlineHTTPSPool, attempt_deadline=self._deadline),  # type: ignore[dict-item]
+        }
 
 
 def pinned_url(resolved: ResolvedDestination) -> tuple[str, str]:
@@ -152,19 +275,24 @@ def _post(
     body: bytes,
     headers: Mapping[str, str],
     config: DeliveryConfig,
+    deadline: float,
 ) -> tuple[int, str, str | None]:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise requests.exceptions.Timeout("the attempt's deadline passed before connecting")
     response = session.post(
         url,
         data=body,
         headers=dict(headers),
-        timeout=(config.connect_timeout_s, config.read_timeout_s),
+        timeout=(min(config.connect_timeout_s, left), min(config.read_timeout_s, left)),
         allow_redirects=False,
         stream=True,
         verify=config.verify,
     )
     try:
+        # The status is the answer; a body that does not arrive by the deadline is cut short.
         raw = response.raw.read(config.excerpt_bytes, decode_content=True) or b""
-    except (requests.exceptions.RequestException, OSError, ValueError):
+    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError):
         raw = b""
     finally:
         response.close()
@@ -193,6 +321,7 @@ def attempt_delivery(
     cfg = config or DeliveryConfig()
     started_ms = time.time_ns() // 1_000_000
     clock = time.perf_counter()
+    deadline = time.monotonic() + cfg.total_timeout_s
 
     def elapsed() -> float:
         return (time.perf_counter() - clock) * 1000.0
@@ -214,7 +343,9 @@ def attempt_delivery(
     tries = 0
     with requests.Session() as session:
         session.trust_env = False
-        session.mount(f"{resolved.destination.scheme}://", PinnedAdapter(resolved.destination.host))
+        session.mount(
+            f"{resolved.destination.scheme}://", PinnedAdapter(resolved.destination.host, deadline)
+        )
         retrying = Retrying(
             retry=retry_if_exception(_connect_failed),
             stop=stop_after_attempt(max(1, cfg.transport_attempts)),
@@ -225,13 +356,18 @@ def attempt_delivery(
             for attempt in retrying:
                 with attempt:
                     tries += 1
-                    status, excerpt, retry_after = _post(session, target, body, all_headers, cfg)
-        except requests.exceptions.RequestException as exc:
+                    status, excerpt, retry_after = _post(
+                        session, target, body, all_headers, cfg, deadline
+                    )
+        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            if time.monotonic() >= deadline:
+                error = f"deadline of {cfg.total_timeout_s:g} s exceeded ({error})"
             return AttemptRecord(
                 started_ms,
                 elapsed(),
                 None,
-                error=f"{type(exc).__name__}: {exc}"[:500],
+                error=error[:500],
                 address=resolved.address,
                 transport_tries=tries,
             )

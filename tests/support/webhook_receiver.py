@@ -38,6 +38,9 @@ class Reply:
         headers: Extra response headers.
         hang: Wait until :meth:`WebhookReceiver.release` (or ``hang_limit_s``) before answering.
         drop: Close the connection without answering.
+        drip_s: Send the status line, then ``drip_lines`` header lines with this pause before
+            each (a receiver that answers, but ever so slowly).
+        drip_lines: How many header lines a dripping answer has.
     """
 
     status: int = 200
@@ -45,6 +48,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False
     drop: bool = False
+    drip_s: float = 0.0
+    drip_lines: int = 50
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if reply.drop:
             self.close_connection = True
             return
+        if reply.drip_s > 0:
+            self._drip(reply)
+            return
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -104,6 +112,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(reply.body)
         self.close_connection = True
+
+    def _drip(self, reply: Reply) -> None:
+        """Answer one header line at a time; count it as cut off if the client hangs up."""
+        self.close_connection = True
+        receiver = self.server.receiver
+        try:
+            self.wfile.write(f"HTTP/1.1 {reply.status} Slow\r\n".encode())
+            for number in range(reply.drip_lines):
+                if receiver._released.wait(reply.drip_s):
+                    break
+                self.wfile.write(f"X-Drip-{number}: .\r\n".encode())
+            self.wfile.write(
+                f"Content-Length: {len(reply.body)}\r\nConnection: close\r\n\r\n".encode()
+                + reply.body
+            )
+        except OSError:
+            receiver._cut_off()
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -125,6 +150,8 @@ class WebhookReceiver:
         self.tls = tls
         self.hang_limit_s = hang_limit_s
         self.requests: list[Received] = []
+        #: Dripping answers the client hung up on before they were complete.
+        self.cut_off = 0
         self._script: deque[Reply] = deque()
         self._cond = threading.Condition()
         self._released = threading.Event()
@@ -198,6 +225,11 @@ class WebhookReceiver:
             self.requests.append(item)
             self._cond.notify_all()
 
+    def _cut_off(self) -> None:
+        with self._cond:
+            self.cut_off += 1
+            self._cond.notify_all()
+
     # --- inspection ----------------------------------------------------------------------
 
     def wait_for(self, count: int, *, timeout_s: float = 30.0) -> list[Received]:
@@ -210,6 +242,17 @@ class WebhookReceiver:
             if not self._cond.wait_for(lambda: len(self.requests) >= count, timeout_s):
                 raise TimeoutError(f"{len(self.requests)} of {count} webhook requests arrived")
             return list(self.requests)
+
+    def wait_cut_off(self, count: int, *, timeout_s: float = 30.0) -> int:
+        """Block until the client hung up on ``count`` dripping answers; return the count.
+
+        Raises:
+            TimeoutError: Fewer were cut off within ``timeout_s``.
+        """
+        with self._cond:
+            if not self._cond.wait_for(lambda: self.cut_off >= count, timeout_s):
+                raise TimeoutError(f"{self.cut_off} of {count} dripping answers were cut off")
+            return self.cut_off
 
     def accepted(self) -> list[Received]:
         """Requests that were answered with a 2xx."""

@@ -21,7 +21,7 @@ from infra.webhooks.signing import WebhookSigningKey
 from notifier.delivery import DeliveryConfig, attempt_delivery, parse_retry_after, pinned_url
 from tests.support.webhook_receiver import TLS_HOSTNAME, Reply, WebhookReceiver
 
-LOOPBACK = AllowList.parse("127.0.0.1")
+LOOPBACK = AllowList.parse(f"127.0.0.1, {TLS_HOSTNAME}")
 FAST = DeliveryConfig(connect_timeout_s=2.0, read_timeout_s=2.0, transport_wait_max_s=0.05)
 ACTIVITY = {
     "id": "act-1",
@@ -115,6 +115,34 @@ def test_read_timeout_is_not_retried_because_the_request_was_sent(
     assert record.status_code is None
     assert record.error and "Timeout" in record.error
     assert record.transport_tries == 1
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_dripping_headers_are_cut_off_at_the_attempt_deadline(
+    tls: bool,
+    receiver: WebhookReceiver,
+    tls_receiver: WebhookReceiver,
+    tls_files: tuple[Path, Path],
+) -> None:
+    # Every header line arrives well within the read timeout, so only the attempt's deadline
+    # can stop it: the whole answer would take 50 x 0.2 s and then be a 200.
+    server = tls_receiver if tls else receiver
+    server.script([Reply(drip_s=0.2, drip_lines=50)])
+    config = DeliveryConfig(
+        connect_timeout_s=2.0,
+        read_timeout_s=0.5,
+        total_timeout_s=1.0,
+        verify=str(tls_files[0]),
+    )
+    url = f"{'https' if tls else 'http'}://{TLS_HOSTNAME}:{server.port}/hook"
+    record = attempt_delivery(
+        url, b"{}", {}, allow=LOOPBACK, config=config, resolver=_map(TLS_HOSTNAME, "127.0.0.1")
+    )
+    assert record.status_code is None
+    assert record.error and record.error.startswith("deadline of 1 s exceeded"), record.error
+    assert record.transport_tries == 1
+    assert server.wait_cut_off(1) == 1  # the client hung up before the headers were complete
+    assert len(server.requests) == 1
 
 
 def test_dropped_connection_is_a_retryable_failure_without_status(

@@ -1,0 +1,113 @@
+"""Slow endpoints: an attempt ends at its deadline and is recorded, is never sent twice, and
+one endpoint cannot occupy every notifier thread (real worker threads and relay running)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from dramatiq import Worker
+from dramatiq.middleware import TimeLimitExceeded
+from sqlalchemy import select
+
+from infra.clock import as_utc, now
+from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery
+from infra.messaging import queues
+from infra.webhooks.destinations import AllowList
+from infra.webhooks.schedule import RetrySchedule
+from notifier import sweeper
+from notifier.actors import declare, deliver_webhook
+from notifier.delivery import DeliveryConfig
+from tests.support.webhook_receiver import Reply, WebhookReceiver
+from tests.support.webhook_world import World
+
+#: Retries an hour later: nothing in these tests is sent again by the schedule.
+LATE_RETRIES = RetrySchedule(first_delay_s=3600)
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
+    limit = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > limit:
+            raise TimeoutError(what)
+        time.sleep(0.05)
+
+
+def _attempts(world: World) -> list[WebhookAttempt]:
+    with world.services.session_factory() as session:
+        return list(session.scalars(select(WebhookAttempt).order_by(WebhookAttempt.started_at)))
+
+
+def _deliveries(world: World) -> list[WebhookDelivery]:
+    with world.services.session_factory() as session:
+        return list(session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.created_at)))
+
+
+@pytest.fixture
+def start_notifier(world: World) -> Iterator[Callable[[int], None]]:
+    """Start ``threads`` worker threads on the notifications queue and the relay."""
+    stops: list[Callable[[], None]] = []
+
+    def start(threads: int) -> None:
+        declare(world.services, world.notifier)
+        worker = Worker(world.services.broker, queues={queues.NOTIFICATIONS}, worker_threads=threads)
+        worker.start()
+        stop = threading.Event()
+        sweeper.start(world.services, stop)
+        stops.append(stop.set)
+        stops.append(worker.stop)
+
+    yield start
+    for stop in stops:
+        stop()
+
+
+def test_dripping_endpoint_is_cut_off_at_the_deadline_recorded_and_sent_once(
+    world: World, start_notifier: Callable[[int], None]
+) -> None:
+    # The answer would take 50 x 0.2 s, far longer than the lease the old per-read formula
+    # gave these timeouts: only the attempt's deadline ends it before the lease runs out.
+    world.notifier.config = DeliveryConfig(
+        connect_timeout_s=0.5, read_timeout_s=0.5, total_timeout_s=1.0, transport_attempts=1
+    )
+    world.notifier.schedule = LATE_RETRIES
+    start_notifier(2)
+    with WebhookReceiver(hang_limit_s=30) as slow:
+        slow.script([Reply(drip_s=0.2, drip_lines=50)])
+        world.add_endpoint(world.root_id, slow.url)
+        world.submit(world.root_id)
+        _wait_until(lambda: len(_attempts(world)) >= 1, "no attempt was recorded")
+        assert slow.wait_cut_off(1) == 1
+        (attempt,) = _attempts(world)
+        assert attempt.status_code is None and attempt.outcome == "PENDING"
+        assert attempt.error and attempt.error.startswith("deadline of 1 s exceeded")
+        (row,) = _deliveries(world)
+        assert (row.status, row.attempts, row.sending_token) == ("PENDING", 1, None)
+        assert as_utc(row.next_attempt_at) > now()
+        assert len(slow.requests) == 1
+
+
+def test_an_interrupted_attempt_is_recorded_and_the_interruption_propagates(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    # dramatiq's time limit raises TimeLimitExceeded (a BaseException) inside the attempt;
+    # here it arrives while the host name is being resolved.
+    def interrupted(host: str, port: int) -> list[str]:
+        raise TimeLimitExceeded("time limit exceeded")
+
+    world.notifier.resolver = interrupted
+    world.notifier.allow = AllowList.parse("hooks.walletd.test")
+    world.add_endpoint(world.root_id, f"http://hooks.walletd.test:{receiver.port}/hook")
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    with pytest.raises(TimeLimitExceeded):
+        deliver_webhook(world.notifier, row.id)
+    (attempt,) = _attempts(world)
+    assert attempt.error and "TimeLimitExceeded" in attempt.error
+    assert attempt.outcome == "PENDING" and attempt.number == 1
+    (after,) = _deliveries(world)
+    assert (after.status, after.attempts, after.schedule_attempts) == ("PENDING", 1, 1)
+    assert after.sending_token is None and as_utc(after.next_attempt_at) > now()
+    assert receiver.requests == []
