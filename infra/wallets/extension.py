@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from infra.bootstrap import WORKER_HOOKS
 from infra.db.models.wallets import PrivateKey, Wallet
 from infra.discovery import DISCOVERY_KEYS
+from infra.errors import Unavailable
 from infra.queries.get_organization import ORGANIZATION_SECTIONS
 from infra.wallets.custody import install, signer_public_key
 from infra.wallets.views import render_private_key, render_wallet
@@ -26,9 +27,19 @@ def organization_section(session: Session, organization_id: str) -> dict[str, An
 
 
 def signer_section(session: Session) -> dict[str, Any]:
-    """``signerPublicKey``: uncompressed P-256 hex of the bundle signer."""
+    """``signerPublicKey``: uncompressed P-256 hex of the bundle signer.
+
+    Raises:
+        Unavailable: the signer does not exist yet (no worker has started on this database);
+            publishing an empty document would let clients cache the absence.
+    """
     public = signer_public_key(session)
-    return {"signerPublicKey": public} if public else {}
+    if not public:
+        raise Unavailable(
+            "the service signer key does not exist yet; it is created when the first worker "
+            "starts (walletd worker or walletd up): retry shortly"
+        )
+    return {"signerPublicKey": public}
 
 
 if signer_section not in DISCOVERY_KEYS:
