@@ -192,6 +192,15 @@ def _prepare_ed25519(payload: str, enc: PayloadEncoding, hf: HashFunction) -> by
 
 
 def _prepare_secp256k1(payload: str, enc: PayloadEncoding, hf: HashFunction) -> bytes:
+    # EIP-712 first: its only hash is keccak256, so the message must not suggest SHA256.
+    if enc is PayloadEncoding.EIP712:
+        if hf not in (HashFunction.NO_OP, HashFunction.KECCAK256):
+            raise InvalidRequest(
+                f"PAYLOAD_ENCODING_EIP712 is hashed per EIP-712 (keccak256), so {hf.value} "
+                "does not apply; send HASH_FUNCTION_KECCAK256 or HASH_FUNCTION_NO_OP",
+                field="hashFunction",
+            )
+        return eip712_digest(payload)
     if hf is HashFunction.NOT_APPLICABLE:
         raise InvalidRequest(
             "HASH_FUNCTION_NOT_APPLICABLE is for ed25519 signers; a secp256k1 signer needs "
@@ -199,14 +208,6 @@ def _prepare_secp256k1(payload: str, enc: PayloadEncoding, hf: HashFunction) -> 
             "32-byte digest",
             field="hashFunction",
         )
-    if enc is PayloadEncoding.EIP712:
-        if hf not in (HashFunction.NO_OP, HashFunction.KECCAK256):
-            raise InvalidRequest(
-                "PAYLOAD_ENCODING_EIP712 is hashed per EIP-712 (keccak256); send "
-                "HASH_FUNCTION_NO_OP or HASH_FUNCTION_KECCAK256",
-                field="hashFunction",
-            )
-        return eip712_digest(payload)
     data = _decode(payload, enc)
     if hf is HashFunction.SHA256:
         return hashlib.sha256(data).digest()

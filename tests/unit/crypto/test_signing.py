@@ -229,6 +229,19 @@ def test_invalid_combinations_are_400_saying_what_to_send(
     assert err.value.to_wire()["code"] == 3
 
 
+def test_eip712_with_not_applicable_names_keccak256_and_never_sha256() -> None:
+    """EIP-712 is checked before the generic secp256k1 advice, which would suggest SHA256."""
+    vec = EIP["eip712_mail"]
+    with pytest.raises(InvalidRequest) as err:
+        signing.sign_raw_payload(Curve.SECP256K1, b"\x01" * 32, json.dumps(vec["typed_data"]),
+                                 EIP712, HashFunction.NOT_APPLICABLE)
+    message = err.value.message
+    assert "HASH_FUNCTION_KECCAK256" in message and "HASH_FUNCTION_NO_OP" in message
+    assert "HASH_FUNCTION_NOT_APPLICABLE does not apply" in message
+    assert "SHA256" not in message
+    assert err.value.to_wire()["code"] == 3
+
+
 def test_hex_payload_accepts_an_0x_prefix() -> None:
     key = b"\x03" * 32
     a = signing.sign_raw_payload(Curve.SECP256K1, key, "0x" + "11" * 32, HEX, HashFunction.NO_OP)
