@@ -10,6 +10,7 @@ import json
 import time
 
 import coincurve
+import nacl.exceptions
 import nacl.signing
 import pytest
 import requests
@@ -43,7 +44,7 @@ from turnkey_sdk_types import (
 
 from infra.crypto import bundles, hd, hpke
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
-from tests.support.deployment import Deployment
+from tests.support.deployment import Deployment, make_organization
 
 ABANDON = "abandon " * 11 + "about"
 ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
@@ -104,6 +105,48 @@ def test_wallet_accounts_paginate_and_filter(deployment: Deployment) -> None:
     assert [a.address for a in first + rest] == added.addresses
 
 
+def test_wallet_account_by_path(deployment: Deployment) -> None:
+    wallet_id, (eth, sol) = _wallet(deployment, "by-path")
+    client = deployment.client()
+    for path, address in ((ETH["path"], eth), (SOL["path"], sol)):
+        account = client.get_wallet_account(GetWalletAccountBody(
+            walletId=wallet_id, path=path)).account
+        assert (account.address, account.path, account.walletId) == (address, path, wallet_id)
+    err = _error(lambda: client.get_wallet_account(GetWalletAccountBody(
+        walletId=wallet_id, path="m/44'/60'/0'/0/9")))
+    assert err.status_code == 404
+    err = _error(lambda: client.get_wallet_account(GetWalletAccountBody(walletId=wallet_id)))
+    assert err.status_code == 400 and "path" in str(err)
+
+
+def test_wallet_accounts_without_wallet_id_list_the_whole_organization(
+    deployment: Deployment,
+) -> None:
+    """No walletId: every account of the organization (and only of it), oldest first."""
+    root_wallet, root_addresses = _wallet(deployment, "other-org-wallet")
+    key = make_organization(deployment, "accounts org")
+    client = deployment.client(key)
+    first = client.create_wallet(CreateWalletBody(walletName="one", accounts=[ETH, SOL]))
+    second = client.create_wallet(CreateWalletBody(walletName="two", accounts=[ETH]))
+    accounts = client.get_wallet_accounts(GetWalletAccountsBody(
+        includeWalletDetails=True)).accounts
+    assert [a.address for a in accounts] == first.addresses + second.addresses
+    assert [a.walletId for a in accounts] == [first.walletId] * 2 + [second.walletId]
+    assert [a.walletDetails.walletName for a in accounts] == ["one", "one", "two"]
+    assert {a.organizationId for a in accounts} == {key.organization_id}
+    assert not {a.walletId for a in accounts} & {root_wallet}
+    page = client.get_wallet_accounts(GetWalletAccountsBody(
+        paginationOptions={"limit": "2"})).accounts
+    rest = client.get_wallet_accounts(GetWalletAccountsBody(
+        paginationOptions={"limit": "2", "after": page[-1].walletAccountId})).accounts
+    assert [a.address for a in page + rest] == [a.address for a in accounts]
+    # The root organization's own listing does not include the new organization's accounts.
+    root_listing = deployment.client().get_wallet_accounts(GetWalletAccountsBody()).accounts
+    assert {a.address for a in root_listing}.isdisjoint(first.addresses)
+    assert root_addresses[0] in {a.address for a in deployment.client().get_wallet_accounts(
+        GetWalletAccountsBody(walletId=root_wallet)).accounts}
+
+
 def test_bad_wallet_inputs_are_400s_that_say_what_to_send(deployment: Deployment) -> None:
     client = deployment.client()
     err = _error(lambda: client.create_wallet(CreateWalletBody(
@@ -118,7 +161,7 @@ def test_bad_wallet_inputs_are_400s_that_say_what_to_send(deployment: Deployment
 
 
 def test_signatures_verify_with_independent_libraries(deployment: Deployment) -> None:
-    _, (eth, sol) = _wallet(deployment, "signer")
+    wallet_id, (eth, sol) = _wallet(deployment, "signer")
     client = deployment.client()
     digest = keccak(b"walletd")
     sig = client.sign_raw_payload(SignRawPayloadBody(
@@ -132,14 +175,33 @@ def test_signatures_verify_with_independent_libraries(deployment: Deployment) ->
     ed = client.sign_raw_payload(SignRawPayloadBody(
         signWith=sol, payload="hello solana", encoding="PAYLOAD_ENCODING_TEXT_UTF8",
         hashFunction="HASH_FUNCTION_NOT_APPLICABLE"))
+    # Verify against the key the account publishes (publicKey), not one derived from the address.
+    sol_account = client.get_wallet_account(GetWalletAccountBody(
+        walletId=wallet_id, address=sol)).account
+    verify_key = nacl.signing.VerifyKey(bytes.fromhex(sol_account.publicKey))
+    assert verify_key.verify(b"hello solana", bytes.fromhex(ed.r + ed.s)) == b"hello solana"
+    with pytest.raises(nacl.exceptions.BadSignatureError):
+        verify_key.verify(b"hello solana!", bytes.fromhex(ed.r + ed.s))
     from bip_utils import SolAddrDecoder
 
-    verify_key = nacl.signing.VerifyKey(SolAddrDecoder.DecodeAddr(sol))
-    verify_key.verify(b"hello solana", bytes.fromhex(ed.r + ed.s))
+    assert SolAddrDecoder.DecodeAddr(sol) == bytes(verify_key)
+    payloads = ["aa", "bb", "cafe"]
     many = client.sign_raw_payloads(SignRawPayloadsBody(
-        signWith=eth, payloads=["aa", "bb"], encoding="PAYLOAD_ENCODING_HEXADECIMAL",
+        signWith=eth, payloads=payloads, encoding="PAYLOAD_ENCODING_HEXADECIMAL",
         hashFunction="HASH_FUNCTION_KECCAK256"))
-    assert len(many.signatures) == 2
+    assert len(many.signatures) == len(payloads)
+    for payload, one in zip(payloads, many.signatures, strict=True):
+        raw = bytes.fromhex(one.r + one.s) + bytes([int(one.v, 16)])
+        signer = eth_keys.Signature(raw).recover_public_key_from_msg_hash(
+            keccak(bytes.fromhex(payload)))
+        assert signer.to_checksum_address() == eth, payload
+    texts = ["first", "second"]
+    many_ed = client.sign_raw_payloads(SignRawPayloadsBody(
+        signWith=sol, payloads=texts, encoding="PAYLOAD_ENCODING_TEXT_UTF8",
+        hashFunction="HASH_FUNCTION_NOT_APPLICABLE"))
+    assert len(many_ed.signatures) == len(texts)
+    for text, one in zip(texts, many_ed.signatures, strict=True):
+        verify_key.verify(text.encode(), bytes.fromhex(one.r + one.s))
 
 
 def test_invalid_signing_combinations_are_400(deployment: Deployment) -> None:
