@@ -26,7 +26,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import dramatiq
-from sqlalchemy import or_, update
+from sqlalchemy import ColumnElement, func, or_, select, text, update
+from sqlalchemy.orm import aliased
 
 from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
@@ -56,6 +57,31 @@ log = logging.getLogger(__name__)
 EARLY_SLACK = timedelta(seconds=1)
 #: Lease time beyond the attempt's deadline: signing before it, resolving the name, recording.
 LEASE_MARGIN = timedelta(seconds=10)
+#: Deliveries to one endpoint being sent at once; more wait, so a hanging endpoint holds at
+#: most this many notifier threads and the others keep serving other endpoints.
+MAX_IN_FLIGHT_PER_ENDPOINT = 2
+#: A delivery whose endpoint is at its cap is due again this much later (the relay sends it
+#: once the endpoint has room).
+BUSY_PUSH_BACK = timedelta(seconds=1)
+#: Namespace of the PostgreSQL advisory locks that serialize claims per endpoint.
+_CLAIM_LOCK_SPACE = 0x57484B31
+
+
+def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
+    """SQL condition on a ``webhook_deliveries`` row: fewer than ``cap`` deliveries of its
+    endpoint hold an unexpired sending lease at ``at``."""
+    other = aliased(WebhookDelivery)
+    in_flight = (
+        select(func.count())
+        .select_from(other)
+        .where(
+            other.endpoint_id == WebhookDelivery.endpoint_id,
+            other.sending_until >= at,
+            other.status == DeliveryState.PENDING.value,
+        )
+        .scalar_subquery()
+    )
+    return in_flight < cap
 
 
 @dataclass
@@ -69,6 +95,7 @@ class Notifier:
     config: DeliveryConfig = field(default_factory=DeliveryConfig)
     resolver: Resolver = system_resolver
     disable_after_ms: int = DEFAULT_DISABLE_AFTER_MS
+    max_in_flight: int = MAX_IN_FLIGHT_PER_ENDPOINT
 
     @property
     def lease(self) -> timedelta:
@@ -101,12 +128,15 @@ class _Claim:
     token: str
 
 
-def _why_not(notifier: Notifier, session: Any, delivery_id: str, at: datetime) -> str:
+def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> str:
     """Why a delivery could not be leased (the rare path: read it to explain).
 
     A message that arrives before the row is due (clock skew between hosts, a stray copy)
-    is put back with the remaining delay rather than left to the relay's grace period.
+    is put back with the remaining delay rather than left to the relay's grace period. A due,
+    unleased row was refused because its endpoint is at its in-flight cap: it is pushed back
+    by :data:`BUSY_PUSH_BACK` and left to the relay.
     """
+    session = uow.session
     delivery = session.get(WebhookDelivery, delivery_id)
     if delivery is None:
         return "missing"
@@ -117,15 +147,45 @@ def _why_not(notifier: Notifier, session: Any, delivery_id: str, at: datetime) -
         delay_ms = int(remaining.total_seconds() * 1000)
         contracts.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
         return "not due"
-    return "busy"
+    if delivery.sending_until is not None and as_utc(delivery.sending_until) >= at:
+        return "busy"
+    # Due and unleased, yet not claimed: its endpoint has its cap of deliveries in flight.
+    # Push it back and leave it to the relay, which sends it once the endpoint has room.
+    session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.id == delivery_id,
+            WebhookDelivery.status == DeliveryState.PENDING.value,
+            or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+        )
+        .values(next_attempt_at=at + BUSY_PUSH_BACK, dispatched_until=None)
+        .execution_options(synchronize_session=False)
+    )
+    uow.commit()
+    return "endpoint busy"
 
 
 def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
-    """Lease a due, unleased PENDING delivery in one UPDATE; return why not otherwise."""
+    """Lease a due, unleased PENDING delivery whose endpoint has room, in one UPDATE; return
+    why not otherwise.
+
+    The room check (:func:`endpoint_has_room`) runs inside the UPDATE, which SQLite serializes;
+    on PostgreSQL claims of one endpoint first take a transaction-scoped advisory lock, so
+    concurrent claims cannot all see the same free room (an advisory lock, not a row lock,
+    so it never waits on the row locks of an attempt being recorded).
+    """
     at = now()
     token = new_id()
     with notifier.services.uow() as uow:
         session = uow.session
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(
+                text(
+                    "SELECT pg_advisory_xact_lock(CAST(:space AS integer), hashtext(endpoint_id)) "
+                    "FROM webhook_deliveries WHERE id = :id"
+                ),
+                {"space": _CLAIM_LOCK_SPACE, "id": delivery_id},
+            )
         row = session.execute(
             update(WebhookDelivery)
             .where(
@@ -133,6 +193,7 @@ def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
                 WebhookDelivery.status == DeliveryState.PENDING.value,
                 WebhookDelivery.next_attempt_at <= at + EARLY_SLACK,
                 or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+                endpoint_has_room(at, notifier.max_in_flight),
             )
             .values(
                 sending_until=at + notifier.lease,
@@ -152,7 +213,7 @@ def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
             .execution_options(synchronize_session=False)
         ).first()
         if row is None:
-            return _why_not(notifier, session, delivery_id, at)
+            return _why_not(notifier, uow, delivery_id, at)
         endpoint = session.get(WebhookEndpoint, row.endpoint_id)
         if endpoint is None or not endpoint.is_active:
             session.execute(

@@ -6,7 +6,9 @@ already dispatched, marks them dispatched (``dispatched_until``) and sends
 ``deliver_webhook(id)`` after the commit. The same query recovers anything a crash or a lost
 broker message left behind: a dispatch that was not acted on within the grace period, or a
 sending lease that expired because the notifier died mid-request. Duplicated messages are
-harmless: the actor acts only on a due, unleased ``PENDING`` row.
+harmless: the actor acts only on a due, unleased ``PENDING`` row. Rows whose endpoint already
+has its cap of deliveries in flight (``notifier.actors.MAX_IN_FLIGHT_PER_ENDPOINT``) wait here
+until it has room, rather than being sent only to be pushed back.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from infra.clock import now
 from infra.db.models.webhooks import WebhookDelivery
 from infra.messaging import contracts
 from infra.webhooks.schedule import DeliveryState
+from notifier.actors import MAX_IN_FLIGHT_PER_ENDPOINT, endpoint_has_room
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +33,13 @@ POLL_S = 0.05
 BATCH = 200
 
 
-def relay_once(services: Services, *, grace: timedelta, limit: int = BATCH) -> int:
+def relay_once(
+    services: Services,
+    *,
+    grace: timedelta,
+    limit: int = BATCH,
+    per_endpoint: int = MAX_IN_FLIGHT_PER_ENDPOINT,
+) -> int:
     """Dispatch up to ``limit`` due rows; returns how many were sent to the broker."""
     at = now()
     with services.uow() as uow:
@@ -49,6 +58,7 @@ def relay_once(services: Services, *, grace: timedelta, limit: int = BATCH) -> i
                         WebhookDelivery.sending_until.is_(None),
                         WebhookDelivery.sending_until < at,
                     ),
+                    endpoint_has_room(at, per_endpoint),
                 )
                 .order_by(WebhookDelivery.next_attempt_at)
                 .limit(limit)

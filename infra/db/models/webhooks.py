@@ -65,6 +65,8 @@ class WebhookDelivery(Timestamped, Base):
         UniqueConstraint("event_id", "endpoint_id", name="uq_webhook_deliveries_event_endpoint"),
         Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),
         Index("ix_webhook_deliveries_org_created", "organization_id", "created_at"),
+        #: Counting an endpoint's deliveries in flight (the notifier's per-endpoint cap).
+        Index("ix_webhook_deliveries_endpoint_sending", "endpoint_id", "sending_until"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from dramatiq import Worker
@@ -21,7 +22,7 @@ from notifier import sweeper
 from notifier.actors import declare, deliver_webhook
 from notifier.delivery import DeliveryConfig
 from tests.support.webhook_receiver import Reply, WebhookReceiver
-from tests.support.webhook_world import World
+from tests.support.webhook_world import World, build_world
 
 #: Retries an hour later: nothing in these tests is sent again by the schedule.
 LATE_RETRIES = RetrySchedule(first_delay_s=3600)
@@ -45,12 +46,21 @@ def _deliveries(world: World) -> list[WebhookDelivery]:
         return list(session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.created_at)))
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    """The webhook world over SQLite and over PostgreSQL."""
+    url = request.getfixturevalue("pg_url") if request.param == "postgresql" else ""
+    built = build_world(tmp_path, database_url=url)
+    yield built
+    built.services.engine.dispose()
+
+
 @pytest.fixture
-def start_notifier(world: World) -> Iterator[Callable[[int], None]]:
+def start_notifier() -> Iterator[Callable[[World, int], None]]:
     """Start ``threads`` worker threads on the notifications queue and the relay."""
     stops: list[Callable[[], None]] = []
 
-    def start(threads: int) -> None:
+    def start(world: World, threads: int) -> None:
         declare(world.services, world.notifier)
         worker = Worker(world.services.broker, queues={queues.NOTIFICATIONS}, worker_threads=threads)
         worker.start()
@@ -65,7 +75,7 @@ def start_notifier(world: World) -> Iterator[Callable[[int], None]]:
 
 
 def test_dripping_endpoint_is_cut_off_at_the_deadline_recorded_and_sent_once(
-    world: World, start_notifier: Callable[[int], None]
+    world: World, start_notifier: Callable[[World, int], None]
 ) -> None:
     # The answer would take 50 x 0.2 s, far longer than the lease the old per-read formula
     # gave these timeouts: only the attempt's deadline ends it before the lease runs out.
@@ -73,7 +83,7 @@ def test_dripping_endpoint_is_cut_off_at_the_deadline_recorded_and_sent_once(
         connect_timeout_s=0.5, read_timeout_s=0.5, total_timeout_s=1.0, transport_attempts=1
     )
     world.notifier.schedule = LATE_RETRIES
-    start_notifier(2)
+    start_notifier(world, 2)
     with WebhookReceiver(hang_limit_s=30) as slow:
         slow.script([Reply(drip_s=0.2, drip_lines=50)])
         world.add_endpoint(world.root_id, slow.url)
@@ -111,3 +121,33 @@ def test_an_interrupted_attempt_is_recorded_and_the_interruption_propagates(
     assert (after.status, after.attempts, after.schedule_attempts) == ("PENDING", 1, 1)
     assert after.sending_token is None and as_utc(after.next_attempt_at) > now()
     assert receiver.requests == []
+
+
+def test_hanging_endpoint_with_more_deliveries_than_threads_leaves_room_for_others(
+    any_world: World, start_notifier: Callable[[World, int], None]
+) -> None:
+    world, threads = any_world, 3
+    world.notifier.config = DeliveryConfig(connect_timeout_s=2, read_timeout_s=60, total_timeout_s=60)
+    start_notifier(world, threads)
+    with WebhookReceiver(hang_limit_s=60) as slow, WebhookReceiver() as fast:
+        slow.script([Reply(hang=True)] * 10)
+        world.add_endpoint(world.root_id, slow.url)
+        for _ in range(threads + 2):
+            world.submit(world.root_id)
+        slow.wait_for(world.notifier.max_in_flight, timeout_s=20)
+        world.add_endpoint(world.root_id, fast.url)
+        activity_id = world.submit(world.root_id)
+        # Every slow request is still hanging (none released), yet the other endpoint is
+        # served: the slow one holds only its cap of threads.
+        (got,) = fast.wait_for(1, timeout_s=20)
+        assert got.json()["id"] == activity_id
+        assert len(slow.requests) == world.notifier.max_in_flight
+        slow.release()
+        # The deliveries that were pushed back are sent once the endpoint has room, once each.
+        slow.wait_for(threads + 3, timeout_s=30)
+        _wait_until(
+            lambda: all(row.status == "SUCCEEDED" for row in _deliveries(world)),
+            "not every delivery succeeded",
+        )
+        assert len(set(slow.accepted_event_ids())) == threads + 3
+        assert len(slow.requests) == threads + 3
