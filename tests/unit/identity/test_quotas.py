@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 import infra.db.models
@@ -15,8 +17,16 @@ from infra.clock import now
 from infra.credentials import ApiKeyParams, add_api_key
 from infra.db.base import Base
 from infra.db.engine import make_engine, make_session_factory
-from infra.db.models.identity import Authenticator, Tag
+from infra.db.models.identity import (
+    Authenticator,
+    Invitation,
+    OauthProvider,
+    SmartContractInterface,
+    Tag,
+)
 from infra.db.models.organizations import ApiKey, Organization, User
+from infra.db.models.policies import Policy
+from infra.db.models.wallets import PrivateKey, Wallet
 from infra.root import create_organization, new_p256_keypair
 from infra.validation.limits import ResourceLimitExceeded
 
@@ -116,3 +126,122 @@ def test_expiring_api_keys_evict_expired_then_oldest(session: Session) -> None:
     remaining = {k.id for k in session.query(ApiKey).filter(ApiKey.user_id == user.id)}
     assert keys[0].id not in remaining
     assert len(remaining) == 11  # the long-lived root key and ten expiring ones
+
+
+# --------------------------------------------------------------------------- every §10 limit
+# The rows up to the limit are bulk-inserted (no flush, so no listener); the last rows go
+# through the ORM and the real ``before_flush`` listener.
+
+Row = Callable[[Organization, User, int], dict[str, Any]]
+
+
+def _private_key(org: Organization, _user: User, i: int) -> dict[str, Any]:
+    return {"organization_id": org.id, "name": f"k{i}", "curve": "CURVE_SECP256K1",
+            "public_key": f"02{i:064x}", "wrapped_key": "w", "ciphertext": "c"}
+
+
+def _wallet(org: Organization, _user: User, i: int) -> dict[str, Any]:
+    return {"organization_id": org.id, "name": f"w{i}", "wrapped_key": "w", "ciphertext": "c"}
+
+
+def _policy(org: Organization, _user: User, i: int) -> dict[str, Any]:
+    return {"organization_id": org.id, "name": f"p{i}", "effect": "EFFECT_ALLOW"}
+
+
+def _invitation(org: Organization, user: User, i: int) -> dict[str, Any]:
+    return {"organization_id": org.id, "receiver_user_name": f"r{i}",
+            "receiver_email": f"r{i}@example.com", "access_type": "ACCESS_TYPE_WEB",
+            "sender_user_id": user.id}
+
+
+def _tag(org: Organization, _user: User, i: int) -> dict[str, Any]:
+    # User tags and private-key tags count together.
+    kind = "TAG_TYPE_USER" if i % 2 else "TAG_TYPE_PRIVATE_KEY"
+    return {"organization_id": org.id, "name": f"t{i}", "tag_type": kind}
+
+
+def _interface(org: Organization, _user: User, i: int) -> dict[str, Any]:
+    return {"organization_id": org.id, "address": f"0x{i:040x}", "interface": "[]",
+            "interface_type": "SMART_CONTRACT_INTERFACE_TYPE_ETHEREUM", "label": f"l{i}"}
+
+
+ORGANIZATION_LIMITS = [
+    pytest.param(PrivateKey, _private_key, "private keys", "private_keys_per_organization", 1000,
+                 id="private_keys"),
+    pytest.param(Wallet, _wallet, "HD wallets", "wallets_per_organization", 100, id="wallets"),
+    pytest.param(Policy, _policy, "policies", "policies_per_organization", 100, id="policies"),
+    pytest.param(Invitation, _invitation, "invitations", "invitations_per_organization", 100,
+                 id="invitations"),
+    pytest.param(Tag, _tag, "tags", "tags_per_organization", 100, id="tags"),
+    pytest.param(SmartContractInterface, _interface, "smart contract interfaces",
+                 "smart_contract_interfaces_per_organization", 100, id="contract_interfaces"),
+]
+
+
+def _count(session: Session, model: type[Any], **where: str) -> int:
+    with session.no_autoflush:
+        query = select(func.count()).select_from(model).filter_by(**where)
+        return int(session.execute(query).scalar_one())
+
+
+@pytest.mark.parametrize(("model", "row", "noun", "name", "maximum"), ORGANIZATION_LIMITS)
+def test_organization_limit_admits_the_last_and_refuses_one_more(
+        session: Session, model: type[Any], row: Row, noun: str, name: str,
+        maximum: int) -> None:
+    org, user = _org(session)
+    session.execute(insert(model), [row(org, user, i) for i in range(maximum - 1)])
+    session.add(model(**row(org, user, maximum - 1)))
+    session.flush()  # the maximum itself fits
+    session.add(model(**row(org, user, maximum)))
+    with pytest.raises(ResourceLimitExceeded) as err:
+        session.flush()
+    assert err.value.to_wire()["code"] == 8
+    assert err.value.message == (
+        f"organization has exceeded maximum number of {noun} (limit {name}: {maximum})")
+    assert _count(session, model, organization_id=org.id) == maximum  # nothing more stored
+
+
+@pytest.mark.parametrize(("model", "row", "noun", "name", "maximum"), ORGANIZATION_LIMITS)
+def test_organization_limit_counts_a_batch_as_a_whole(
+        session: Session, model: type[Any], row: Row, noun: str, name: str,
+        maximum: int) -> None:
+    org, user = _org(session)
+    session.execute(insert(model), [row(org, user, i) for i in range(maximum - 2)])
+    session.add_all([model(**row(org, user, maximum - 2 + i)) for i in range(3)])
+    with pytest.raises(ResourceLimitExceeded, match=f"{name}: {maximum}"):
+        session.flush()
+    assert _count(session, model, organization_id=org.id) == maximum - 2
+
+
+def test_organization_limits_are_per_organization(session: Session) -> None:
+    full, user = _org(session)
+    other, _ = _org(session)
+    session.execute(insert(Policy), [_policy(full, user, i) for i in range(100)])
+    session.add(Policy(**_policy(other, user, 0)))
+    session.flush()
+    assert _count(session, Policy, organization_id=other.id) == 1
+
+
+def _oauth(org: Organization, user: User, i: int) -> dict[str, Any]:
+    return {"organization_id": org.id, "user_id": user.id, "name": f"o{i}",
+            "issuer": "https://issuer.example", "audience": "app", "subject": f"s{i}"}
+
+
+def test_oauth_providers_per_user(session: Session) -> None:
+    org, user = _org(session)
+    session.execute(insert(OauthProvider), [_oauth(org, user, i) for i in range(9)])
+    session.add(OauthProvider(**_oauth(org, user, 9)))
+    session.flush()
+    session.add(OauthProvider(**_oauth(org, user, 10)))
+    with pytest.raises(ResourceLimitExceeded) as err:
+        session.flush()
+    assert err.value.message == (
+        "user has exceeded maximum number of OAuth providers (limit oauth_providers_per_user: 10)")
+    assert _count(session, OauthProvider, user_id=user.id) == 10
+    session.expunge_all()
+    other = User(organization_id=org.id, name="other user")
+    session.add(other)
+    session.flush()
+    session.add(OauthProvider(**_oauth(org, other, 10)))  # the limit is per user
+    session.flush()
+    assert _count(session, OauthProvider, user_id=other.id) == 1
