@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -15,6 +15,12 @@ from infra.errors import AlreadyExists, InvalidRequest
 from infra.wiremodel import WireModel
 
 ApiKeyCurve = Literal["API_KEY_CURVE_P256", "API_KEY_CURVE_SECP256K1", "API_KEY_CURVE_ED25519"]
+
+#: Longest accepted ``expirationSeconds``: 100 years (a later expiry overflows dates).
+MAX_EXPIRATION_SECONDS = 100 * 365 * 24 * 3600
+#: Column sizes of ``api_keys.name`` and ``api_keys.public_key``.
+NAME_MAX_LENGTH = 256
+PUBLIC_KEY_MAX_LENGTH = 160
 
 CREDENTIAL_TYPE_OF_CURVE = {
     "API_KEY_CURVE_P256": "CREDENTIAL_TYPE_API_KEY_P256",
@@ -26,8 +32,8 @@ CREDENTIAL_TYPE_OF_CURVE = {
 class ApiKeyParams(WireModel):
     """``v1ApiKeyParamsV2``."""
 
-    api_key_name: str
-    public_key: str
+    api_key_name: str = Field(max_length=NAME_MAX_LENGTH)
+    public_key: str = Field(max_length=PUBLIC_KEY_MAX_LENGTH)
     curve_type: ApiKeyCurve = "API_KEY_CURVE_P256"
     expiration_seconds: str | None = None
 
@@ -36,10 +42,14 @@ class ApiKeyParams(WireModel):
     def _seconds(cls, value: object) -> object:
         if value is None or value == "":
             return None
-        text = str(value)
-        if not text.isdigit() or int(text) <= 0:
-            raise ValueError("expirationSeconds must be a positive whole number of seconds")
-        return text
+        text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
+        digits = text.lstrip("0")
+        if (not text.isascii() or not text.isdigit() or not digits
+                or len(digits) > len(str(MAX_EXPIRATION_SECONDS))
+                or int(digits) > MAX_EXPIRATION_SECONDS):
+            raise ValueError("expirationSeconds must be a whole number of seconds from 1 to "
+                             f"{MAX_EXPIRATION_SECONDS} (100 years)")
+        return digits
 
 
 def canonical_public_key(params: ApiKeyParams, field: str) -> str:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from infra import safejson
 from infra.errors import InvalidRequest
 from infra.wiremodel import WireModel
 
@@ -17,6 +17,8 @@ M = TypeVar("M", bound=WireModel)
 
 MAX_AGE = timedelta(hours=1)
 MAX_SKEW = timedelta(minutes=5)
+#: Longest accepted ``timestampMs`` (ignoring leading zeros); year 9999 needs 15 digits.
+MAX_TIMESTAMP_DIGITS = 19
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,9 @@ def fingerprint(body: bytes) -> str:
 def parse_json_object(body: bytes) -> dict[str, Any]:
     """Parse a request body that must be a JSON object."""
     try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as ex:
-        raise InvalidRequest(f"request body is not valid JSON: {ex}") from ex
+        data = safejson.loads(body)
+    except safejson.MalformedJson as ex:
+        raise InvalidRequest(f"malformed request body: {ex.message}", field=ex.field) from ex
     if not isinstance(data, dict):
         raise InvalidRequest("request body must be a JSON object")
     return data
@@ -61,8 +63,13 @@ def parse_envelope(data: dict[str, Any]) -> Envelope:
     ts = data.get("timestampMs")
     if isinstance(ts, int) and not isinstance(ts, bool):
         ts = str(ts)
-    if not isinstance(ts, str) or not ts.isdigit():
+    if not isinstance(ts, str) or not ts.isascii() or not ts.isdigit():
         raise InvalidRequest("timestampMs must be a string of milliseconds since the epoch",
+                             field="timestampMs")
+    # Canonical form (no zero padding): what is stored fits its column on every database.
+    ts = ts.lstrip("0") or "0"
+    if len(ts) > MAX_TIMESTAMP_DIGITS:
+        raise InvalidRequest("timestampMs is out of range: send milliseconds since the epoch",
                              field="timestampMs")
     params = data.get("parameters")
     if params is None:

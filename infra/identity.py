@@ -88,6 +88,9 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
     name = params.get("providerName")
     if not isinstance(name, str) or not name.strip():
         raise InvalidRequest("providerName is required", field=f"{field}.providerName")
+    if len(name) > 256:
+        raise InvalidRequest("providerName may be at most 256 characters",
+                             field=f"{field}.providerName")
     claims = params.get("oidcClaims")
     if not claims:
         token = params.get("oidcToken")
@@ -108,6 +111,9 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
     if not all(isinstance(v, str) and v for v in values):
         raise InvalidRequest("OIDC claims need non-empty iss, sub and aud", field=f"{field}.oidcClaims")
     issuer, aud, subject = (str(v) for v in values)
+    if max(len(issuer), len(aud), len(subject)) > 512:
+        raise InvalidRequest("OIDC iss, sub and aud may be at most 512 characters each",
+                             field=f"{field}.oidcClaims")
     return name, issuer, aud, subject
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -28,7 +29,7 @@ Effect = Literal["EFFECT_ALLOW", "EFFECT_DENY"]
 class PolicyParams(WireModel):
     """``v1CreatePolicyIntentV3`` (also each item of ``create_policies``)."""
 
-    policy_name: str
+    policy_name: str = Field(max_length=256)
     effect: Effect
     condition: str | None = None
     consensus: str | None = None

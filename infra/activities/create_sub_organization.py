@@ -27,7 +27,7 @@ from infra.wiremodel import WireModel
 class WalletParams(WireModel):
     """``v1WalletParams``."""
 
-    wallet_name: str
+    wallet_name: str = Field(max_length=256)
     accounts: list[dict[str, Any]] = Field(default_factory=list)
     mnemonic_length: Any = None
 

@@ -17,7 +17,7 @@ from infra.wiremodel import WireModel
 class Params(WireModel):
     """``v1CreateWalletIntent``."""
 
-    wallet_name: str
+    wallet_name: str = Field(max_length=256)
     accounts: list[store.AccountParams] = Field(default_factory=list)
     mnemonic_length: Any = None
 

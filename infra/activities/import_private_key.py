@@ -26,7 +26,7 @@ class Params(WireModel):
     """``v1ImportPrivateKeyIntent``."""
 
     user_id: str
-    private_key_name: str
+    private_key_name: str = Field(max_length=256)
     encrypted_bundle: str
     curve: str
     address_formats: list[str] = Field(default_factory=list)

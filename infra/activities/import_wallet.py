@@ -23,7 +23,7 @@ class Params(WireModel):
     """``v1ImportWalletIntent``."""
 
     user_id: str
-    wallet_name: str
+    wallet_name: str = Field(max_length=256)
     encrypted_bundle: str
     accounts: list[store.AccountParams] = Field(default_factory=list)
 

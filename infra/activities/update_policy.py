@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
 from infra.policies import Effect, policy_in_org, validate_expressions
@@ -17,7 +19,7 @@ class Params(WireModel):
     """``v1UpdatePolicyIntentV2``."""
 
     policy_id: str
-    policy_name: str | None = None
+    policy_name: str | None = Field(default=None, max_length=256)
     policy_effect: Effect | None = None
     policy_condition: str | None = None
     policy_consensus: str | None = None

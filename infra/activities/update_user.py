@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
 from sqlalchemy import delete
 
 from infra.activities.common import user_in_org
@@ -24,7 +25,7 @@ class Params(WireModel):
     """``v1UpdateUserIntent``."""
 
     user_id: str
-    user_name: str | None = None
+    user_name: str | None = Field(default=None, max_length=256)
     user_email: str | None = None
     user_tag_ids: list[str] | None = None
     user_phone_number: str | None = None

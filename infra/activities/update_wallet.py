@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.errors import InvalidRequest
 from infra.messaging import queues
@@ -15,7 +17,7 @@ class Params(WireModel):
     """``v1UpdateWalletIntent``."""
 
     wallet_id: str
-    wallet_name: str | None = None
+    wallet_name: str | None = Field(default=None, max_length=256)
 
 
 def _name(params: Params) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.wallets import WalletAccount
 from infra.errors import InvalidRequest, NotFound
@@ -15,7 +17,7 @@ class Params(WireModel):
     """``v1UpdateWalletAccountNameIntent``."""
 
     wallet_account_id: str
-    name: str
+    name: str = Field(max_length=256)
 
 
 def _account(params: Params, session: Any, organization_id: str) -> WalletAccount:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from dataclasses import dataclass
 from typing import Final
 
+from infra import safejson
 from infra.errors import Unauthenticated
 
 HEADER_API_KEY: Final = "X-Stamp"
@@ -44,11 +44,12 @@ def parse_api_key_stamp(header_value: str) -> ApiKeyStamp:
     """Decode an ``X-Stamp`` header value.
 
     Raises:
-        Unauthenticated: The header is not base64url JSON with the three string fields.
+        Unauthenticated: The header is not base64url JSON with the three string fields
+            (strings without NUL characters).
     """
     try:
-        data = json.loads(b64url_decode(header_value))
-    except (UnicodeDecodeError, json.JSONDecodeError) as ex:
+        data = safejson.loads(b64url_decode(header_value))
+    except safejson.MalformedJson as ex:  # not JSON, too deep, NUL characters, huge numbers
         raise Unauthenticated(MALFORMED) from ex
     if not isinstance(data, dict):
         raise Unauthenticated(MALFORMED)

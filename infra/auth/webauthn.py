@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +40,7 @@ from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import AttestationFormat
 from webauthn.registration.formats.packed import verify_packed
 
+from infra import safejson
 from infra.errors import InvalidRequest, InvalidSignature, Unauthenticated
 
 # Error messages clients and docs know (PROTOCOL.md §1.4, §2.3). Do not reword.
@@ -255,9 +255,9 @@ def _transports(value: Any) -> tuple[str, ...]:
 
 def _client_data(raw: bytes, error: type[InvalidRequest] | type[Unauthenticated]) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as ex:
-        raise _error(error, "clientDataJson is not JSON") from ex
+        data = safejson.loads(raw)
+    except safejson.MalformedJson as ex:  # not JSON, too deep, NUL characters, huge numbers
+        raise _error(error, f"clientDataJson is not JSON we accept: {ex.message}") from ex
     if not isinstance(data, dict):
         raise _error(error, "clientDataJson is not a JSON object")
     return data
@@ -362,7 +362,7 @@ def parse_stamp(header_value: str | None) -> WebauthnStamp:
     try:
         if not text.startswith("{"):
             text = decode_b64(text).decode("utf-8")
-        fields = json.loads(text)
+        fields = safejson.loads(text)  # MalformedJson is a ValueError
         if not isinstance(fields, dict):
             raise ValueError("stamp is not a JSON object")
         return WebauthnStamp(

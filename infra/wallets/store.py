@@ -35,15 +35,15 @@ class AccountParams(WireModel):
 
     curve: str
     path_format: str = PATH_FORMAT_BIP32
-    path: str
+    path: str = Field(max_length=256)
     address_format: str
-    name: str | None = None
+    name: str | None = Field(default=None, max_length=256)
 
 
 class PrivateKeyParams(WireModel):
     """``v1PrivateKeyParams``."""
 
-    private_key_name: str = Field(min_length=1)
+    private_key_name: str = Field(min_length=1, max_length=256)
     curve: str
     private_key_tags: list[str] = Field(default_factory=list)
     address_formats: list[str] = Field(default_factory=list)

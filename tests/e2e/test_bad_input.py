@@ -106,3 +106,105 @@ def test_health_and_ready(deployment: Deployment) -> None:
     assert requests.get(deployment.base_url + "/health", timeout=10).json() == {"status": "ok"}
     ready = requests.get(deployment.base_url + "/ready", timeout=10).json()
     assert ready["checks"] == {"database": "ok", "broker": "ok"}
+
+
+# -- input that used to reach the database or the interpreter's limits (500 before) -------------
+
+@pytest.mark.parametrize("body", [
+    b"[" * 100_000,                                                  # RecursionError in json
+    b'{"organizationId": "o", "n": ' + b"1" * 5000 + b"}",          # int over the digit limit
+    b'{"organizationId": "o", "p": ' + b'{"a": ' * 100 + b"1" + b"}" * 101,   # too deep
+    b'{"organizationId": "o\\u0000"}',                               # NUL: DataError on PostgreSQL
+    b'{"organizationId": "o", "x\\u0000": 1}',                       # NUL in a key
+    b'{"organizationId": "\\ud800"}',                                # lone surrogate
+])
+def test_hostile_json_bodies_are_400(deployment: Deployment, body: bytes) -> None:
+    for path in ("/public/v1/query/whoami", "/public/v1/submit/create_api_keys"):
+        response = deployment.post(path, body, {"X-Stamp": "e30"})
+        _assert_wire_error(response, 400, 3)
+
+
+def test_nul_in_a_stamped_query_field_is_400(deployment: Deployment) -> None:
+    body = json.dumps({"organizationId": deployment.root.organization_id,
+                       "activityId": "00000000-0000-0000-0000-00000000000\u0000"}).encode()
+    response = deployment.post("/public/v1/query/get_activity", body, _stamp(deployment, body))
+    body_json = _assert_wire_error(response, 400, 3)
+    assert "NUL" in body_json["message"] and "activityId" in body_json["message"]
+
+
+def _raw_stamp(fields: object) -> str:
+    import base64
+
+    raw = fields if isinstance(fields, bytes) else json.dumps(fields).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("stamp", [
+    {"publicKey": "02" + "ab" * 32 + "\u0000", "scheme": "SIGNATURE_SCHEME_TK_API_P256",
+     "signature": "3006020101020101"},
+    {"publicKey": "02" + "ab" * 32, "scheme": "SIGNATURE_SCHEME_TK_API_P256\u0000",
+     "signature": "3006020101020101"},
+    b"[" * 5000,                                 # headers stay under gunicorn's 8 KiB field limit
+    b'{"publicKey": ' + b"1" * 4400 + b"}",
+])
+def test_hostile_stamps_are_401(deployment: Deployment, stamp: object) -> None:
+    body = json.dumps({"organizationId": deployment.root.organization_id}).encode()
+    for header in ("X-Stamp", "X-Stamp-Webauthn"):
+        response = deployment.post("/public/v1/query/whoami", body, {header: _raw_stamp(stamp)})
+        _assert_wire_error(response, 401, 16)
+
+
+def _submit(dep: Deployment, path: str, body: bytes):  # type: ignore[no-untyped-def]
+    return dep.post(f"/public/v1/submit/{path}", body, _stamp(dep, body))
+
+
+@pytest.mark.parametrize("seconds", ["400000000000", "0", "-5", "1e9", "\u0663\u0660\u0660"])
+def test_out_of_range_expiration_is_400_naming_the_range(deployment: Deployment,
+                                                         seconds: str) -> None:
+    key = make_key().api_key_params("too long", expiration_seconds=seconds)
+    body = _envelope(deployment, parameters={"userId": deployment.root.user_id, "apiKeys": [key]})
+    message = _assert_wire_error(_submit(deployment, "create_api_keys", body), 400, 3)["message"]
+    assert "expirationSeconds" in message and "3153600000" in message
+
+
+def test_over_long_names_are_400(deployment: Deployment) -> None:
+    long_name = "n" * 257
+    key = make_key().api_key_params(long_name, expiration_seconds="3600")
+    body = _envelope(deployment, parameters={"userId": deployment.root.user_id, "apiKeys": [key]})
+    message = _assert_wire_error(_submit(deployment, "create_api_keys", body), 400, 3)["message"]
+    assert "apiKeyName" in message and "256" in message
+
+    account = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
+               "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
+    for path, type_, parameters, field in [
+        ("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
+         {"walletName": long_name, "accounts": [account]}, "parameters.walletName"),
+        ("update_user", "ACTIVITY_TYPE_UPDATE_USER",
+         {"userId": deployment.root.user_id, "userName": long_name}, "parameters.userName"),
+        ("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3",
+         {"policyName": long_name, "effect": "EFFECT_ALLOW", "notes": ""}, "parameters.policyName"),
+    ]:
+        body = _envelope(deployment, type=type_, parameters=parameters)
+        error = _assert_wire_error(_submit(deployment, path, body), 400, 3)
+        violations = [v for d in error["details"] for v in d.get("fieldViolations", [])]
+        assert [v["field"] for v in violations] == [field], error
+        assert "256" in violations[0]["description"]
+
+
+def test_zero_padded_timestamp_is_accepted_and_stored_canonically(deployment: Deployment) -> None:
+    now_ms = str(int(time.time() * 1000))
+    key = make_key()
+    body = _envelope(deployment, timestampMs="0" * 40 + now_ms,
+                     parameters={"userId": deployment.root.user_id,
+                                 "apiKeys": [key.api_key_params("padded", "3600")]})
+    response = _submit(deployment, "create_api_keys", body)
+    assert response.status_code == 200, response.text
+    activity = response.json()["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_COMPLETED"
+
+
+@pytest.mark.parametrize("timestamp", ["9" * 20, "1" * 5000, "\u0661\u0667" + "\u0660" * 11])
+def test_out_of_range_timestamps_are_400(deployment: Deployment, timestamp: str) -> None:
+    body = _envelope(deployment, timestampMs=timestamp)
+    message = _assert_wire_error(_submit(deployment, "create_api_keys", body), 400, 3)["message"]
+    assert "timestampMs" in message
