@@ -8,11 +8,15 @@ variables) and returns a :class:`Decision`. The order is:
 2. a reject vote ⇒ ``OUTCOME_REJECTED``;
 3. enough root users among the approvers ⇒ allow, policies bypassed;
    root-quorum-only types stop here (waiting for root votes, or implicitly denied);
-4. any applicable ``EFFECT_DENY`` policy ⇒ explicit deny (deny always wins);
+4. any applicable ``EFFECT_DENY`` policy ⇒ explicit deny (deny always wins), unless some
+   root users approved but not yet enough: then ``OUTCOME_REQUIRES_CONSENSUS``, because no
+   policy may limit what the root quorum does (§8.4) and the other roots must get to vote;
 5. an applicable ``EFFECT_ALLOW`` whose consensus holds ⇒ allow;
 6. an applicable ``EFFECT_ALLOW`` whose consensus does not hold yet ⇒
    ``OUTCOME_REQUIRES_CONSENSUS``;
-7. defaults (users manage their own credentials; anyone may vote) ⇒ allow;
+7. defaults ⇒ allow: users manage their own credentials; a vote by a user entitled to vote
+   on its target (``Proposal.voter_entitled``: the target's submitter, a root user, or a
+   user its pending consensus names; see ``infra.votes.may_vote``);
 8. some but not enough root approvers ⇒ ``OUTCOME_REQUIRES_CONSENSUS`` (root quorum > 1);
 9. nothing ⇒ implicit deny.
 
@@ -30,12 +34,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from functools import lru_cache
 from typing import Any
 
 from consensus.gates import hard_denial
-from infra.policy.evaluator import CompiledExpression, PolicyEvaluationFailed
-from infra.policy.parser import InvalidPolicyExpression, parse
+from infra.policy.evaluator import PolicyEvaluationFailed, compiled
+from infra.policy.parser import InvalidPolicyExpression
 from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_variable
 
 EXPLICIT_DENY_MESSAGE = "policy engine denied request explicitly"
@@ -89,7 +92,9 @@ class Proposal:
     a live approval, the submitter included (submission is the first approval); ``rejecters``
     are user ids with a reject vote; ``context`` holds the other condition variables
     (``wallet``, ``private_key``, ``eth``, …) keyed by keyword; ``features`` the organization
-    features (``FEATURE_NAME_*`` → value) the feature gates read.
+    features (``FEATURE_NAME_*`` → value) the feature gates read. For a vote
+    (approve/reject), ``voter_entitled`` says whether the requester may vote on its target
+    without a policy allowing it.
     """
 
     activity_type: str
@@ -101,6 +106,7 @@ class Proposal:
     context: Mapping[str, Any] = field(default_factory=dict)
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     features: Mapping[str, str] = field(default_factory=dict)
+    voter_entitled: bool = False
 
     @property
     def kind(self) -> str:
@@ -165,12 +171,6 @@ OWN_CREDENTIAL_KINDS = frozenset(
 VOTE_KINDS = frozenset({"APPROVE_ACTIVITY", "REJECT_ACTIVITY"})
 
 
-@lru_cache(maxsize=4096)
-def compiled(text: str, field_name: str) -> CompiledExpression:
-    """Parse and compile a stored expression once per process (raises on bad syntax)."""
-    return CompiledExpression(parse(text, field=field_name))
-
-
 def _run(text: str, field_name: str, env: Mapping[str, Any]) -> bool:
     return compiled(text, field_name)(env)
 
@@ -207,15 +207,19 @@ def variables_for(proposal: Proposal) -> dict[str, Any]:
 
 def _default_allows(proposal: Proposal) -> str | None:
     kind = proposal.kind
-    if kind in VOTE_KINDS:
-        return "default: users may vote on activities"
+    if kind in VOTE_KINDS and proposal.voter_entitled:
+        return "default: the submitter, root users and named approvers may vote"
     if kind in OWN_CREDENTIAL_KINDS and proposal.parameters.get("userId") == proposal.requester_id:
         return "default: users may manage their own credentials"
     return None
 
 
+def _root_approvers(proposal: Proposal, quorum: RootQuorum | None) -> frozenset[str]:
+    return proposal.approver_ids() & quorum.user_ids if quorum else frozenset()
+
+
 def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None:
-    roots = proposal.approver_ids() & quorum.user_ids if quorum else frozenset()
+    roots = _root_approvers(proposal, quorum)
     if quorum and quorum.threshold > 0 and len(roots) >= quorum.threshold:
         return Decision(Outcome.ALLOW, f"root quorum met ({len(roots)}/{quorum.threshold})")
     if proposal.kind not in ROOT_QUORUM_KINDS:
@@ -251,7 +255,14 @@ def evaluate(
     env = variables_for(proposal)
     outcomes = tuple(evaluate_policy(p, env) for p in policies)
     found = {o.outcome for o in outcomes}
+    # Root approvers short of the threshold (``_root_step`` allowed a full quorum already).
+    roots = _root_approvers(proposal, root_quorum)
+    waiting = f"root quorum not met yet ({len(roots)}/{root_quorum.threshold if root_quorum else 0})"
     if Outcome.DENY_EXPLICIT in found:
+        if roots:
+            # No policy limits the root quorum: let the other roots vote instead of refusing.
+            return Decision(Outcome.REQUIRES_CONSENSUS, f"a policy denies the activity; {waiting}",
+                            outcomes)
         return Decision(Outcome.DENY_EXPLICIT, "a policy denies the activity", outcomes)
     if Outcome.ALLOW in found:
         return Decision(Outcome.ALLOW, "a policy allows the activity", outcomes)
@@ -260,11 +271,6 @@ def evaluate(
     default = _default_allows(proposal)
     if default:
         return Decision(Outcome.ALLOW, default, outcomes)
-    roots = proposal.approver_ids() & root_quorum.user_ids if root_quorum else frozenset()
-    if roots and root_quorum is not None:
-        return Decision(
-            Outcome.REQUIRES_CONSENSUS,
-            f"root quorum not met yet ({len(roots)}/{root_quorum.threshold})",
-            outcomes,
-        )
+    if roots:
+        return Decision(Outcome.REQUIRES_CONSENSUS, waiting, outcomes)
     return Decision(Outcome.DENY_IMPLICIT, "no policy allows the activity", outcomes)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from consensus import engine
@@ -23,12 +23,19 @@ from consensus.gates import OFF_VALUES
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
-from infra.db.models.identity import Authenticator, UserTagAssignment
-from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
+from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.db.models.policies import PolicyEvaluation
 from infra.policies import org_policies
-from infra.policy.variables import credential_variable, user_variable
-from infra.votes import activity_votes, ballots_of, live_approvals, rejecters
+from infra.policy.variables import user_variable
+from infra.votes import (
+    activity_votes,
+    approver_variables,
+    ballots_of,
+    credential_variables,
+    live_approvals,
+    may_vote,
+    rejecters,
+)
 
 Outcome = Literal["allow", "deny", "consensus_needed"]
 UNKNOWN_SUBMITTER = "policy engine denied request implicitly: unknown submitter"
@@ -41,59 +48,6 @@ class Decision:
     outcome: Outcome
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
-
-
-def _approvers(session: Session, user_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The ``approvers`` variable: id, tag ids, email and alias of each approving user."""
-    if not user_ids:
-        return []
-    users = {u.id: u for u in session.scalars(select(User).where(User.id.in_(user_ids)))}
-    tags: dict[str, list[str]] = {i: [] for i in user_ids}
-    for user_id, tag_id in session.execute(
-        select(UserTagAssignment.user_id, UserTagAssignment.tag_id)
-        .where(UserTagAssignment.user_id.in_(user_ids)).order_by(UserTagAssignment.tag_id)
-    ):
-        tags[user_id].append(tag_id)
-    return [user_variable(u.id, tags=tags[u.id], email=u.email or "", alias=u.name)
-            for u in (users.get(i) for i in user_ids) if u is not None]
-
-
-def _credentials(session: Session, votes: Sequence[Vote]) -> list[dict[str, Any]]:
-    out = []
-    for vote in votes:
-        key = session.scalars(
-            select(ApiKey).where(ApiKey.user_id == vote.user_id, ApiKey.public_key == vote.public_key)
-        ).first()
-        if key is not None:
-            out.append(
-                credential_variable(
-                    key.id,
-                    user_id=vote.user_id,
-                    credential_type=key.credential_type,
-                    public_key=key.public_key,
-                )
-            )
-            continue
-        passkey = session.scalars(
-            select(Authenticator).where(
-                Authenticator.user_id == vote.user_id,
-                or_(
-                    Authenticator.public_key == vote.public_key,
-                    Authenticator.credential_id == vote.public_key,
-                ),
-            )
-        ).first()
-        if passkey is not None:
-            out.append(
-                credential_variable(
-                    passkey.id,
-                    user_id=vote.user_id,
-                    credential_type="CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR",
-                    public_key=passkey.public_key,
-                    authenticator_credential_id=passkey.credential_id,
-                )
-            )
-    return out
 
 
 def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
@@ -130,6 +84,21 @@ def _store(session: Session, activity: Activity, votes: Sequence[Vote], decision
     )
 
 
+def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], user_id: str) -> bool:
+    """Whether the user casting ``vote`` may vote on its target by default.
+
+    An unknown fingerprint counts as entitled so that the vote runs and answers the
+    documented 404 (``infra.votes.find_target``).
+    """
+    target = session.scalars(
+        select(Activity).where(
+            Activity.organization_id == vote.organization_id,
+            Activity.fingerprint == str(params.get("fingerprint", "")),
+        )
+    ).first()
+    return target is None or may_vote(session, target, user_id)
+
+
 def decide(session: Session, activity: Activity, spec: ActivitySpec) -> Decision:
     """Run the policy engine on ``activity`` and record the evaluation."""
     user = session.get(User, activity.user_id) if activity.user_id else None
@@ -160,14 +129,15 @@ def decide(session: Session, activity: Activity, spec: ActivitySpec) -> Decision
         context={},
         now=moment,
         features=_features(session, {activity.organization_id, organization.id}),
+        voter_entitled=spec.consensus_vote and _entitled_voter(session, activity, params, user.id),
     )
     if engine.decided_before_policies(proposal, quorum):
         verdict = engine.evaluate([], proposal, quorum)
     else:
         proposal = replace(
             proposal,
-            approvers=_approvers(session, live_ids),
-            credentials=_credentials(session, live_votes),
+            approvers=approver_variables(session, live_ids),
+            credentials=credential_variables(session, live_votes),
             context=condition_context(session, activity.organization_id, activity.type, params),
         )
         policies = [engine.Policy(p.id, p.effect, p.condition, p.consensus, p.time_expression)

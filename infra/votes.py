@@ -7,16 +7,27 @@ the first approval (the submission counts as the submitter's first approval); ap
 arrive after it closed open a new window, and everything older is dropped. Rejections do not
 expire. Importing this module (listed in ``infra.extensions``) installs :func:`vote_rights`
 as the ``canApprove``/``canReject`` rule.
+
+Who may vote (:func:`may_vote`, used both for ``canApprove``/``canReject`` and by the policy
+engine's default for approve/reject activities): the target's submitter, a root user of the
+organization whose root quorum governs it, and a user its pending consensus names: for some
+``EFFECT_ALLOW`` policy that applied at the target's last evaluation, either adding the user
+(and their credentials) to ``approvers`` changes what the consensus expression evaluates to,
+or the expression names the user by a string literal (their id, a tag id of theirs, or their
+email), as in ``user.id in [...]`` or ``user.tags.contains('<tag>')``. Anyone else needs a
+policy that allows them to vote.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import event, select, update
+from sqlalchemy import event, or_, select, update
 from sqlalchemy.orm import Session
 
 from infra.activities.lifecycle import CONSENSUS_NEEDED, PENDING, transition
@@ -24,9 +35,15 @@ from infra.activities.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.activities.spec import ActivityContext
 from infra.clock import as_utc, now
 from infra.db.models.activities import Activity, Vote
-from infra.db.models.organizations import User
+from infra.db.models.identity import Authenticator, UserTagAssignment
+from infra.db.models.organizations import ApiKey, Organization, User
+from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
 from infra.messaging.contracts import send_evaluate_activity
+from infra.policy import nodes
+from infra.policy.evaluator import PolicyEvaluationFailed, compiled
+from infra.policy.parser import InvalidPolicyExpression
+from infra.policy.variables import activity_variable, credential_variable, user_variable, variables
 from infra.views.activities import VOTE_RIGHTS
 
 log = logging.getLogger(__name__)
@@ -86,25 +103,186 @@ def activity_votes(session: Session, activity_id: str) -> list[Vote]:
     )
 
 
+def approver_variables(session: Session, user_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The ``approvers`` variable: id, tag ids, email and alias of each user, in order."""
+    if not user_ids:
+        return []
+    users = {u.id: u for u in session.scalars(select(User).where(User.id.in_(user_ids)))}
+    tags: dict[str, list[str]] = {i: [] for i in user_ids}
+    for user_id, tag_id in session.execute(
+        select(UserTagAssignment.user_id, UserTagAssignment.tag_id)
+        .where(UserTagAssignment.user_id.in_(user_ids)).order_by(UserTagAssignment.tag_id)
+    ):
+        tags[user_id].append(tag_id)
+    return [user_variable(u.id, tags=tags[u.id], email=u.email or "", alias=u.name)
+            for u in (users.get(i) for i in user_ids) if u is not None]
+
+
+def _api_key_variable(key: ApiKey) -> dict[str, Any]:
+    return credential_variable(key.id, user_id=key.user_id, credential_type=key.credential_type,
+                               public_key=key.public_key)
+
+
+def _passkey_variable(passkey: Authenticator) -> dict[str, Any]:
+    return credential_variable(
+        passkey.id,
+        user_id=passkey.user_id,
+        credential_type="CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR",
+        public_key=passkey.public_key,
+        authenticator_credential_id=passkey.credential_id,
+    )
+
+
+def credential_variables(session: Session, votes: Sequence[Vote]) -> list[dict[str, Any]]:
+    """The ``credentials`` variable: the API key or passkey that stamped each vote."""
+    out = []
+    for vote in votes:
+        key = session.scalars(
+            select(ApiKey).where(ApiKey.user_id == vote.user_id, ApiKey.public_key == vote.public_key)
+        ).first()
+        if key is not None:
+            out.append(_api_key_variable(key))
+            continue
+        passkey = session.scalars(
+            select(Authenticator).where(
+                Authenticator.user_id == vote.user_id,
+                or_(
+                    Authenticator.public_key == vote.public_key,
+                    Authenticator.credential_id == vote.public_key,
+                ),
+            )
+        ).first()
+        if passkey is not None:
+            out.append(_passkey_variable(passkey))
+    return out
+
+
+def _user_credentials(session: Session, user_id: str) -> list[dict[str, Any]]:
+    """Every credential ``user_id`` could stamp a vote with."""
+    keys = session.scalars(select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.id))
+    passkeys = session.scalars(
+        select(Authenticator).where(Authenticator.user_id == user_id).order_by(Authenticator.id)
+    )
+    return [*(_api_key_variable(k) for k in keys), *(_passkey_variable(p) for p in passkeys)]
+
+
+def _string_literals(node: Any) -> Iterator[str]:
+    """Every string literal of a parsed expression."""
+    if isinstance(node, nodes.Literal):
+        if isinstance(node.value, str):
+            yield node.value
+        return
+    if isinstance(node, tuple):
+        for item in node:
+            yield from _string_literals(item)
+        return
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from _string_literals(getattr(node, f.name))
+
+
+def _consensus(text: str, env: dict[str, Any]) -> bool | None:
+    """A consensus expression's value, ``None`` when it cannot be evaluated."""
+    try:
+        return compiled(text, "consensus")(env)
+    except (PolicyEvaluationFailed, InvalidPolicyExpression):
+        return None
+
+
+def _pending_consensus(session: Session, target: Activity) -> list[Policy]:
+    """ALLOW policies with a consensus that applied when ``target`` was last evaluated."""
+    latest = session.scalars(
+        select(PolicyEvaluation)
+        .where(PolicyEvaluation.activity_id == target.id)
+        .order_by(PolicyEvaluation.created_at.desc(), PolicyEvaluation.id.desc())
+        .limit(1)
+    ).first()
+    if latest is None:
+        return []
+    ids = [str(e.get("policyId")) for e in latest.evaluations
+           if e.get("outcome") in ("OUTCOME_ALLOW", "OUTCOME_REQUIRES_CONSENSUS")]
+    if not ids:
+        return []
+    return list(session.scalars(
+        select(Policy).where(Policy.id.in_(ids), Policy.effect == "EFFECT_ALLOW",
+                             Policy.consensus != "").order_by(Policy.created_at, Policy.id)
+    ))
+
+
+def _named_by_consensus(
+    session: Session, target: Activity, user: User, votes: Sequence[Vote], moment: datetime
+) -> bool:
+    policies = _pending_consensus(session, target)
+    if not policies:
+        return False
+    live = [b.user_id for b in live_approvals(ballots_of(votes), moment) if b.user_id != user.id]
+    live_votes = [v for v in votes if v.user_id in set(live) and v.selection == APPROVED]
+    approvers = approver_variables(session, live)
+    credentials = credential_variables(session, live_votes)
+    params: dict[str, Any] = next(iter(target.intent.values()), {}) if target.intent else {}
+    activity = activity_variable(target.type, params)
+    me = approver_variables(session, [user.id])
+    names = {user.id, *(me[0]["tags"] if me else ()), *([user.email] if user.email else ())}
+    without = variables(activity=activity, approvers=approvers, credentials=credentials,
+                        now=moment)
+    with_me = variables(activity=activity, approvers=[*approvers, *me],
+                        credentials=[*credentials, *_user_credentials(session, user.id)],
+                        now=moment)
+    for policy in policies:
+        if _consensus(policy.consensus, without) != _consensus(policy.consensus, with_me):
+            return True
+        try:
+            literals = set(_string_literals(compiled(policy.consensus, "consensus").expression))
+        except InvalidPolicyExpression:
+            continue
+        if literals & names:
+            return True
+    return False
+
+
+def may_vote(
+    session: Session, target: Activity, user_id: str, votes: Sequence[Vote] | None = None
+) -> bool:
+    """Whether ``user_id`` may approve or reject ``target`` without a policy allowing it.
+
+    The submitter may (an approval that expired may be renewed; a reject withdraws it); a
+    root user of the governing organization (the submitter's: a parent organization acting
+    for a sub-organization is governed by its own root quorum) may, since the root quorum
+    counts them; and a user the target's pending consensus names may (module docstring).
+    Status and earlier votes are not considered here (see :func:`vote_rights`).
+    """
+    if user_id == target.user_id:
+        return True
+    user = session.get(User, user_id)
+    submitter = session.get(User, target.user_id) if target.user_id else None
+    governing = submitter.organization_id if submitter is not None else target.organization_id
+    if user is None or user.organization_id not in (target.organization_id, governing):
+        return False
+    if user.is_root and user.organization_id == governing:
+        organization = session.get(Organization, governing)
+        if organization is not None and organization.root_quorum_threshold > 0:
+            return True
+    found = activity_votes(session, target.id) if votes is None else votes
+    return _named_by_consensus(session, target, user, found, now())
+
+
 def vote_rights(
     session: Session, activity: Activity, viewer: str | None, votes: Sequence[Vote]
 ) -> tuple[bool, bool]:
     """``(canApprove, canReject)`` for ``viewer``.
 
-    Only an activity awaiting consensus can be voted on, only by a user of its organization,
-    and not twice: a live approval or any rejection by the viewer rules both out (an
-    approval that expired may be given again).
+    Only an activity awaiting consensus can be voted on, only by a user :func:`may_vote`
+    admits, and not twice: a rejection by the viewer rules both out, a live approval rules
+    out approving again (an approval that expired may be given again) but not rejecting (a
+    submitter may reject their own activity, an approver may change their mind).
     """
     if activity.status != CONSENSUS_NEEDED or viewer is None:
         return False, False
-    user = session.get(User, viewer)
-    if user is None or user.organization_id != activity.organization_id:
-        return False, False
     ballots = ballots_of(votes)
-    if viewer in rejecters(ballots):
+    if viewer in rejecters(ballots) or not may_vote(session, activity, viewer, votes):
         return False, False
-    live = {b.user_id for b in live_approvals(ballots, now())}
-    return viewer not in live, viewer not in live
+    approved = viewer in {b.user_id for b in live_approvals(ballots, now())}
+    return not approved, True
 
 
 class TargetNotFound(NotFound):
@@ -149,7 +327,9 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     """Record the caller's vote on the activity with ``fingerprint`` and act on it.
 
     The vote carries the stamp of the vote request itself (user, public key, scheme,
-    signature, stamped message). A rejection ends the target REJECTED; an approval of a
+    signature, stamped message). Who may vote is the policy engine's decision on the vote
+    activity (:func:`may_vote` by default); here a user may not approve twice while their
+    approval is live, nor vote after rejecting. A rejection ends the target REJECTED; an approval of a
     target waiting for consensus sends it back to PENDING and asks consensus to re-evaluate
     it after commit (the executor's status guard makes it run once however many votes race).
     """
@@ -162,7 +342,8 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     if target.status not in (CONSENSUS_NEEDED, PENDING):
         raise FailedPrecondition(f"activity {target.id} is not awaiting consensus (status {target.status})")
     ballots = ballots_of(activity_votes(session, target.id))
-    if voter in rejecters(ballots) or voter in {b.user_id for b in live_approvals(ballots, ctx.now)}:
+    approved = voter in {b.user_id for b in live_approvals(ballots, ctx.now)}
+    if voter in rejecters(ballots) or (selection == APPROVED and approved):
         raise FailedPrecondition(f"user {voter} has already voted on activity {target.id}")
     stamp = next((v for v in activity_votes(session, ctx.activity.id) if v.user_id == voter), None)
     if stamp is None:

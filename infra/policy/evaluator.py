@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from infra.errors import WalletError
 from infra.policy import nodes
 from infra.policy.nodes import Expression, Node, Position
+from infra.policy.parser import parse
 
 Env = Mapping[str, Any]
 Compiled = Callable[[Env], Any]
@@ -289,6 +291,12 @@ def compile_expression(expression: Expression) -> CompiledExpression:
     return CompiledExpression(expression)
 
 
+@lru_cache(maxsize=4096)
+def compiled(text: str, field_name: str) -> CompiledExpression:
+    """Parse and compile a stored expression once per process (raises on bad syntax)."""
+    return CompiledExpression(parse(text, field=field_name))
+
+
 def evaluate(expression: Expression, variables: Env) -> bool:
     """Evaluate ``expression`` against ``variables`` (a one-off; prefer compiling)."""
     return CompiledExpression(expression)(variables)
@@ -298,5 +306,6 @@ __all__: Sequence[str] = (
     "CompiledExpression",
     "PolicyEvaluationFailed",
     "compile_expression",
+    "compiled",
     "evaluate",
 )

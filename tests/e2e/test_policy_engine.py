@@ -119,7 +119,8 @@ def test_two_of_three_approve_a_signature(deployment: Deployment) -> None:
     pending = _submit_waiting(deployment, a, "sign_transaction", SignTransactionBody(
         signWith=address, unsignedTransaction=_unsigned_tx(), type="TRANSACTION_TYPE_ETHEREUM"))
     assert pending.status.value == "ACTIVITY_STATUS_CONSENSUS_NEEDED"
-    assert (pending.canApprove, pending.canReject) == (False, False)  # alice already approved
+    # Alice approved by submitting; she may still reject her own activity.
+    assert (pending.canApprove, pending.canReject) == (False, True)
     seen_by_bob = deployment.client(b).get_activity(GetActivityBody(activityId=pending.id))
     assert (seen_by_bob.activity.canApprove, seen_by_bob.activity.canReject) == (True, True)
 
@@ -154,13 +155,24 @@ def test_tagged_approvers_consensus_from_the_docs(deployment: Deployment) -> Non
         consensus=f"approvers.filter(user, user.tags.contains('{tag}')).count() >= 2"))
     pending = _submit_waiting(deployment, a, "create_policy", CreatePolicyBody(
         policyName="made by two admins", effect="EFFECT_DENY", notes="", condition="false"))
-    deployment.client(c).approve_activity(ApproveActivityBody(fingerprint=pending.fingerprint))
+    # Carol is neither root nor named by the consensus: she may not vote either way.
+    seen_by_carol = deployment.client(c).get_activity(GetActivityBody(activityId=pending.id))
+    assert (seen_by_carol.activity.canApprove, seen_by_carol.activity.canReject) == (False, False)
+    for vote in ("approve_activity", "reject_activity"):
+        body = (ApproveActivityBody if vote == "approve_activity" else RejectActivityBody)(
+            fingerprint=pending.fingerprint)
+        with pytest.raises(TurnkeyNetworkError) as refused:
+            getattr(deployment.client(c), vote)(body)
+        assert refused.value.status_code == 403
+        assert "policy engine denied request implicitly" in str(refused.value)
+    seen_by_b = deployment.client(b).get_activity(GetActivityBody(activityId=pending.id))
+    assert (seen_by_b.activity.canApprove, seen_by_b.activity.canReject) == (True, True)
     still = _wait_status(deployment, a, pending.id, "ACTIVITY_STATUS_CONSENSUS_NEEDED")
-    assert [v.userId for v in still.votes] == [a.user_id, c.user_id]
+    assert [v.userId for v in still.votes] == [a.user_id]
     deployment.client(b).approve_activity(ApproveActivityBody(fingerprint=pending.fingerprint))
     _wait_status(deployment, a, pending.id, "ACTIVITY_STATUS_COMPLETED")
     assert [run[0][1] for run in _outcomes(deployment, a, pending.id)] == [
-        "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_ALLOW"]
+        "OUTCOME_REQUIRES_CONSENSUS", "OUTCOME_ALLOW"]
     assert all(run == [run[0]] and run[0][0] == policy.policyId
                for run in _outcomes(deployment, a, pending.id))
 
@@ -345,6 +357,21 @@ def test_root_quorum_of_two_makes_root_actions_wait(deployment: Deployment) -> N
         deployment.client(c).update_root_quorum(UpdateRootQuorumBody(
             threshold=1, userIds=[c.user_id]))
     assert refused.value.status_code == 403
+
+    # §8.4: no policy limits the root quorum. A deny makes a root's activity wait for the
+    # other root instead of refusing it; a non-root is still refused.
+    deployment.client(root).create_policy(CreatePolicyBody(
+        policyName="no new wallets", effect="EFFECT_DENY", notes="",
+        condition="activity.resource == 'WALLET' && activity.action == 'CREATE'"))
+    with pytest.raises(TurnkeyNetworkError) as denied:
+        deployment.client(c).create_wallet(CreateWalletBody(walletName="c", accounts=[ETH_ACCOUNT]))
+    assert denied.value.status_code == 403
+    assert "denied request explicitly" in str(denied.value)
+    held = _submit_waiting(deployment, root, "create_wallet", CreateWalletBody(
+        walletName="by the quorum", accounts=[ETH_ACCOUNT]))
+    deployment.client(a).approve_activity(ApproveActivityBody(fingerprint=held.fingerprint))
+    done = _wait_status(deployment, root, held.id, "ACTIVITY_STATUS_COMPLETED")
+    assert done.result.createWalletResult.walletId
 
 
 def _vote_concurrently(dep: Deployment, voters: list[Key], fingerprint: str) -> list[str]:

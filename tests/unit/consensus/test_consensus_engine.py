@@ -81,6 +81,7 @@ class Row:
     credentials: list[dict[str, Any]] = field(default_factory=list)
     per_policy: tuple[Outcome, ...] | None = None
     features: dict[str, str] = field(default_factory=dict)
+    voter_entitled: bool = False
 
     def proposal(self) -> Proposal:
         requester = str(self.approvers[0]["id"]) if self.approvers else "nobody"
@@ -94,6 +95,7 @@ class Row:
             self.context,
             NOON_TUESDAY,
             self.features,
+            self.voter_entitled,
         )
 
 
@@ -159,6 +161,22 @@ ROWS = [
         quorum=QUORUM_2),
     Row("root-quorum: a policy lets one root act alone", [ANY_SIGN], SIGN_TX, [ROOT1],
         Outcome.ALLOW, quorum=QUORUM_2),
+    Row("§8.4 root quorum 2: a deny makes one root's activity wait, not fail", [deny("true")],
+        SIGN_TX, [ROOT1], Outcome.REQUIRES_CONSENSUS, quorum=QUORUM_2,
+        per_policy=(Outcome.DENY_EXPLICIT,)),
+    Row("§8.4 root quorum 2: the second root completes it despite the deny", [deny("true")],
+        SIGN_TX, [ROOT1, ROOT2], Outcome.ALLOW, quorum=QUORUM_2, per_policy=()),
+    Row("§8.4 root quorum 2: allowed and denied, a root's activity waits for the quorum",
+        [ANY_SIGN, deny("activity.action == 'SIGN'")], SIGN_TX, [ROOT1],
+        Outcome.REQUIRES_CONSENSUS, quorum=QUORUM_2,
+        per_policy=(Outcome.ALLOW, Outcome.DENY_EXPLICIT)),
+    Row("§8.4 root quorum 2: a root approving a user's denied activity lets it wait",
+        [deny("true")], SIGN_TX, [ALICE, ROOT2], Outcome.REQUIRES_CONSENSUS, quorum=QUORUM_2),
+    Row("§8.4 root quorum 2: a non-root's denied activity is still refused", [deny("true")],
+        SIGN_TX, [ALICE], Outcome.DENY_EXPLICIT, quorum=QUORUM_2),
+    Row("§8.4 root quorum 2: a root's activity a deny does not match is not held",
+        [ANY_SIGN, deny("activity.action == 'DELETE'")], SIGN_TX, [ROOT1], Outcome.ALLOW,
+        quorum=QUORUM_2),
     Row("root-quorum-only types ignore policies", [allow("true")],
         "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", [ALICE], Outcome.DENY_IMPLICIT),
     Row("root-quorum-only types: root allowed", [deny("true")],
@@ -181,11 +199,22 @@ ROWS = [
         [allow("activity.resource == 'CREDENTIAL'", "approvers.count() >= 2")],
         "ACTIVITY_TYPE_CREATE_API_KEYS_V2", [ALICE], Outcome.REQUIRES_CONSENSUS,
         {"userId": "alice"}),
-    Row("default: anyone may vote", [], "ACTIVITY_TYPE_APPROVE_ACTIVITY", [CAROL],
-        Outcome.ALLOW, {"fingerprint": "sha256:00"}),
+    Row("default: a user entitled to vote on the target may approve", [],
+        "ACTIVITY_TYPE_APPROVE_ACTIVITY", [CAROL], Outcome.ALLOW, {"fingerprint": "sha256:00"},
+        voter_entitled=True),
+    Row("default: a user entitled to vote on the target may reject", [],
+        "ACTIVITY_TYPE_REJECT_ACTIVITY", [CAROL], Outcome.ALLOW, {"fingerprint": "sha256:00"},
+        voter_entitled=True),
+    Row("default: an unrelated user may not approve", [], "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+        [CAROL], Outcome.DENY_IMPLICIT, {"fingerprint": "sha256:00"}),
+    Row("default: an unrelated user may not reject", [], "ACTIVITY_TYPE_REJECT_ACTIVITY",
+        [CAROL], Outcome.DENY_IMPLICIT, {"fingerprint": "sha256:00"}),
+    Row("default: a policy may grant voting rights",
+        [allow("activity.kind in ['APPROVE_ACTIVITY', 'REJECT_ACTIVITY']")],
+        "ACTIVITY_TYPE_REJECT_ACTIVITY", [CAROL], Outcome.ALLOW, {"fingerprint": "sha256:00"}),
     Row("default: a root's vote does not wait for the root quorum", [],
         "ACTIVITY_TYPE_APPROVE_ACTIVITY", [ROOT2], Outcome.ALLOW, {"fingerprint": "sha256:00"},
-        quorum=QUORUM_2),
+        quorum=QUORUM_2, voter_entitled=True),
     Row("default: a root manages own keys without the quorum", [],
         "ACTIVITY_TYPE_CREATE_API_KEYS_V2", [ROOT1], Outcome.ALLOW, {"userId": "root1"},
         quorum=QUORUM_2),

@@ -153,3 +153,34 @@ def test_a_feature_switched_off_closes_its_gate(session: Session, org: Organizat
     decision = decide(session, activity, registry().by_type[CREATE_POLICY][0])
     assert decision.outcome == "deny"
     assert "FEATURE_NAME_EMAIL_AUTH is disabled" in decision.reason
+
+
+def _vote(session: Session, org: Organization, voter: str, target: Activity, kind: str) -> Activity:
+    vote = Activity(organization_id=org.id, type=f"ACTIVITY_TYPE_{kind}_ACTIVITY",
+                    status="ACTIVITY_STATUS_PENDING", fingerprint=f"sha256:{kind}{voter}",
+                    body="{}", timestamp_ms="0", user_id=voter,
+                    intent={f"{kind.lower()}ActivityIntent": {"fingerprint": target.fingerprint}})
+    session.add(vote)
+    session.flush()
+    session.add(Vote(activity_id=vote.id, user_id=voter, selection=APPROVED, message="{}",
+                     public_key=f"02{voter}", signature="00",
+                     scheme="SIGNATURE_SCHEME_TK_API_P256"))
+    session.flush()
+    return vote
+
+
+@pytest.mark.parametrize("kind", ["APPROVE", "REJECT"])
+def test_only_entitled_users_may_vote_by_default(
+    session: Session, org: Organization, kind: str
+) -> None:
+    session.add(User(id="carol", organization_id=org.id, name="carol"))
+    _policy(session, org, "EFFECT_ALLOW", "activity.resource == 'POLICY'",
+            "approvers.any(u, u.id == 'bob')")
+    target = _activity(session, org, "alice", [("alice", APPROVED, timedelta(0))])
+    assert _decide(session, target) == "consensus_needed"  # stores the evaluation
+    assert _decide(session, _vote(session, org, "bob", target, kind)) == "allow"  # named
+    assert _decide(session, _vote(session, org, "alice", target, kind)) == "allow"  # submitter
+    assert _decide(session, _vote(session, org, "root", target, kind)) == "allow"  # root
+    refused = decide(session, _vote(session, org, "carol", target, kind),
+                     registry().by_type[f"ACTIVITY_TYPE_{kind}_ACTIVITY"][0])
+    assert (refused.outcome, refused.reason) == ("deny", "policy engine denied request implicitly")

@@ -19,9 +19,11 @@ from infra.clock import now
 from infra.db.base import Base
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.activities import Activity, Vote
+from infra.db.models.identity import Tag, UserTagAssignment
 from infra.db.models.organizations import Organization, User
+from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, NotFound
-from infra.votes import APPROVED, REJECTED, cast_vote, vote_rights
+from infra.votes import APPROVED, REJECTED, cast_vote, may_vote, vote_rights
 
 
 @dataclass
@@ -45,7 +47,11 @@ def session(tmp_path: Path) -> Iterator[Session]:
         org = Organization(id="org", name="org", root_quorum_threshold=1)
         s.add(org)
         s.flush()
-        s.add_all([User(id=u, organization_id="org", name=u) for u in ("alice", "bob")])
+        s.add_all([User(id=u, organization_id="org", name=u) for u in ("alice", "bob", "carol")])
+        s.add(User(id="root", organization_id="org", name="root", is_root=True))
+        s.add(Organization(id="elsewhere", name="elsewhere", root_quorum_threshold=1))
+        s.flush()
+        s.add(User(id="stranger", organization_id="elsewhere", name="stranger", is_root=True))
         s.commit()
         yield s
     engine.dispose()
@@ -133,12 +139,68 @@ def test_unknown_fingerprint_is_the_documented_404(session: Session) -> None:
         cast_vote(_ctx(session, vote, FakeServices()), "sha256:nope", APPROVED)
 
 
+def _pending_policy(session: Session, target: Activity, consensus: str,
+                    outcome: str = "OUTCOME_REQUIRES_CONSENSUS") -> None:
+    """An ALLOW policy and the stored evaluation that left ``target`` waiting on it."""
+    policy = Policy(organization_id="org", name="p", effect="EFFECT_ALLOW", condition="true",
+                    consensus=consensus, notes="")
+    session.add(policy)
+    session.flush()
+    session.add(PolicyEvaluation(organization_id="org", activity_id=target.id, outcome=outcome,
+                                 evaluations=[{"policyId": policy.id, "outcome": outcome}]))
+    session.flush()
+
+
+def _rights(session: Session, target: Activity, viewer: str | None) -> tuple[bool, bool]:
+    votes = list(session.scalars(select(Vote).where(Vote.activity_id == target.id)))
+    return vote_rights(session, target, viewer, votes)
+
+
 def test_vote_rights_for_the_caller(session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
-    votes = list(session.scalars(select(Vote).where(Vote.activity_id == target.id)))
-    assert vote_rights(session, target, "alice", votes) == (False, False)
-    assert vote_rights(session, target, "bob", votes) == (True, True)
-    assert vote_rights(session, target, "stranger", votes) == (False, False)
-    assert vote_rights(session, target, None, votes) == (False, False)
+    assert _rights(session, target, "alice") == (False, True)  # approved; may reject own
+    assert _rights(session, target, "root") == (True, True)  # the root quorum counts roots
+    assert _rights(session, target, "bob") == (False, False)  # named by nothing
+    assert _rights(session, target, "stranger") == (False, False)  # a root elsewhere
+    assert _rights(session, target, None) == (False, False)
     target.status = lifecycle.COMPLETED
-    assert vote_rights(session, target, "bob", votes) == (False, False)
+    assert _rights(session, target, "root") == (False, False)
+
+
+def test_users_a_pending_consensus_names_may_vote(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    _pending_policy(session, target, "approvers.any(u, u.id == 'bob')")
+    assert _rights(session, target, "bob") == (True, True)
+    assert _rights(session, target, "carol") == (False, False)
+
+
+def test_members_of_a_tag_a_count_consensus_names_may_vote(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    session.add(Tag(id="signers", organization_id="org", name="signers", tag_type="TAG_TYPE_USER"))
+    session.flush()
+    session.add(UserTagAssignment(tag_id="signers", user_id="bob"))
+    # Bob alone does not reach three, but the expression names his tag.
+    _pending_policy(session, target, "approvers.filter(u, u.tags.contains('signers')).count() >= 3")
+    assert may_vote(session, target, "bob")
+    assert not may_vote(session, target, "carol")
+
+
+def test_a_consensus_anyone_can_complete_admits_anyone(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    _pending_policy(session, target, "approvers.count() >= 2")
+    assert _rights(session, target, "carol") == (True, True)
+    assert _rights(session, target, "stranger") == (False, False)
+
+
+def test_a_policy_that_did_not_apply_names_nobody(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    _pending_policy(session, target, "approvers.any(u, u.id == 'bob')", "OUTCOME_DENY_IMPLICIT")
+    assert not may_vote(session, target, "bob")
+
+
+def test_an_approver_may_still_reject(session: Session) -> None:
+    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
+    vote = _activity(session, "sha256:v", lifecycle.PENDING, "alice",
+                     "ACTIVITY_TYPE_REJECT_ACTIVITY")
+    cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", REJECTED)
+    assert target.status == lifecycle.REJECTED
