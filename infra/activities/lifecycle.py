@@ -73,9 +73,15 @@ def transition(
     result: dict[str, Any] | None = None,
     failure: dict[str, Any] | None = None,
 ) -> None:
-    """Move a claimed activity to ``status``, recording its result or failure."""
+    """Move a claimed activity to ``status``, recording its result or failure.
+
+    Every change bumps ``version``, so ``(status, version)`` names one transition: entering a
+    status a second time is told apart from the first (webhook event ids), while a retried
+    transaction, starting from the same committed version, names the same one.
+    """
     previous = activity.status
     activity.status = status
+    activity.version = activity.version + 1
     activity.updated_at = now()
     if result is not None:
         activity.result = result

@@ -5,8 +5,8 @@ creation and status change it finds the active endpoints subscribed to ``ACTIVIT
 the activity's organization and every ancestor, renders the full activity object once, and
 inserts one ``webhook_deliveries`` row per endpoint (``PENDING``, due now). The rows commit or
 roll back with the change, so a crash can neither lose an event nor invent one; the event id is
-derived from (activity id, status), and ``(event_id, endpoint_id)`` is unique, so writing the
-same change twice adds nothing.
+derived from (activity id, status, activity version), and ``(event_id, endpoint_id)`` is
+unique, so writing the same change twice adds nothing while every status change is an event.
 
 Dispatch: in processes that have a broker at hand (workers, embedded), :func:`set_dispatcher`
 registers a sender and the new rows' ids are sent to the notifier right after the transaction
@@ -210,5 +210,5 @@ def on_activity_change(session: Session, activity: Activity, previous: str | Non
     endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES)
     if not endpoints:
         return
-    event = activity_update_event(render_activity(session, activity, None))
+    event = activity_update_event(render_activity(session, activity, None), sequence=activity.version)
     enqueue_event(session, event, endpoints, activity_id=activity.id)

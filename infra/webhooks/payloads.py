@@ -5,8 +5,11 @@ returns it under ``activity`` (top-level ``id, organizationId, status, type, fin
 intent, result, votes, canApprove, canReject, createdAt, updatedAt``), not wrapped.
 
 Each event has an id that is stable across retries and across the organizations it fans out
-to: it is a name-based UUID of the activity id and the status the activity entered, so writing
-the same outbox rows twice (a retried transaction) produces the same event, never a new one.
+to: it is a name-based UUID of the activity id, the status the activity entered and the
+activity's ``version`` after the change (``infra.activities.lifecycle.transition`` bumps it on
+every status change). Writing the same outbox rows twice (a retried transaction starts from
+the same committed version) produces the same event, never a new one; entering a status a
+second time (``CONSENSUS_NEEDED`` -> ``PENDING`` -> ``CONSENSUS_NEEDED``) is a new event.
 The body is serialized once, when the event is created, and those exact bytes are stored and
 signed on every attempt.
 """
@@ -62,16 +65,18 @@ def encode_body(payload: Mapping[str, Any]) -> bytes:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def activity_event_id(activity_id: str, status: str) -> str:
-    """The stable event id of ``activity_id`` entering ``status``."""
-    return str(uuid.uuid5(EVENT_NAMESPACE, f"{ACTIVITY_UPDATES}:{activity_id}:{status}"))
+def activity_event_id(activity_id: str, status: str, sequence: int) -> str:
+    """The stable event id of ``activity_id`` entering ``status`` at version ``sequence``."""
+    return str(uuid.uuid5(EVENT_NAMESPACE, f"{ACTIVITY_UPDATES}:{activity_id}:{status}:{sequence}"))
 
 
-def activity_update_event(activity: Mapping[str, Any]) -> WebhookEvent:
+def activity_update_event(activity: Mapping[str, Any], *, sequence: int) -> WebhookEvent:
     """The ``ACTIVITY_UPDATES`` event for an activity as rendered on the wire.
 
     Args:
         activity: The ``v1Activity`` object (what ``get_activity`` returns under ``activity``).
+        sequence: The activity's ``version`` once the change is made (distinguishes two
+            entries into the same status).
 
     Raises:
         InvalidRequest: A required field is missing or empty.
@@ -81,7 +86,7 @@ def activity_update_event(activity: Mapping[str, Any]) -> WebhookEvent:
         if not isinstance(value, str) or not value:
             raise InvalidRequest(f"activity field {name!r} is required for a webhook")
     return WebhookEvent(
-        event_id=activity_event_id(activity["id"], activity["status"]),
+        event_id=activity_event_id(activity["id"], activity["status"], sequence),
         event_type=ACTIVITY_UPDATES,
         organization_id=activity["organizationId"],
         body=encode_body(activity),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import json
 from datetime import timedelta
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, update
 
+from infra.activities import lifecycle
 from infra.clock import now, now_ms
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
@@ -54,11 +56,46 @@ def test_submission_and_status_change_write_rows_with_stable_event_ids(
     activity_id = world.submit(world.root_id)
     world.complete(activity_id)
     rows = _deliveries(world)
+    # Created at version 1; the executor's claim and the transition each bump it.
     assert [r.event_id for r in rows] == [
-        activity_event_id(activity_id, "ACTIVITY_STATUS_PENDING"),
-        activity_event_id(activity_id, "ACTIVITY_STATUS_COMPLETED"),
+        activity_event_id(activity_id, "ACTIVITY_STATUS_PENDING", 1),
+        activity_event_id(activity_id, "ACTIVITY_STATUS_COMPLETED", 3),
     ]
     assert all(r.status == "PENDING" for r in rows)
+
+
+def _move(world: World, activity_id: str, expected: str, status: str, *, commit: bool = True) -> list[str]:
+    """Claim and transition as consensus and votes do; returns the event ids written."""
+    query = select(WebhookDelivery.event_id).where(WebhookDelivery.activity_id == activity_id)
+    with world.services.uow() as uow:
+        before = set(uow.session.scalars(query))
+        activity = lifecycle.claim(uow.session, activity_id, expected)
+        assert activity is not None
+        lifecycle.transition(uow.session, activity, status)
+        written = [e for e in uow.session.scalars(query) if e not in before]
+        if commit:
+            uow.commit()
+    return written
+
+
+def test_every_status_change_is_one_event_even_back_to_an_earlier_status(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    world.add_endpoint(world.root_id, receiver.url)
+    activity_id = world.submit(world.root_id)
+    needed, pending = lifecycle.CONSENSUS_NEEDED, lifecycle.PENDING
+    assert len(_move(world, activity_id, pending, needed)) == 1  # consensus: needs approvals
+    # A retried transaction writes the same event as the one that finally commits.
+    rolled_back = _move(world, activity_id, needed, pending, commit=False)
+    approved = _move(world, activity_id, needed, pending)  # an approval: back to consensus
+    assert rolled_back == approved and len(approved) == 1
+    assert len(_move(world, activity_id, pending, needed)) == 1  # still not enough approvals
+    rows = _deliveries(world)
+    assert [json.loads(r.body)["status"] for r in rows] == [pending, needed, pending, needed]
+    assert len({r.event_id for r in rows}) == 4
+    for row in rows:
+        assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
+    assert len(set(receiver.accepted_event_ids())) == 4
 
 
 def test_rolled_back_activity_leaves_no_outbox_rows(world: World, receiver: WebhookReceiver) -> None:

@@ -32,7 +32,7 @@ ACTIVITY = {
 
 
 def _signed(key: WebhookSigningKey) -> tuple[bytes, dict[str, str]]:
-    event = activity_update_event(ACTIVITY)
+    event = activity_update_event(ACTIVITY, sequence=1)
     headers = signing.sign_delivery(
         key,
         body=event.body,

@@ -33,7 +33,7 @@ ACTIVITY: dict[str, Any] = {
 
 
 def test_payload_is_the_full_activity_object_not_wrapped() -> None:
-    event = activity_update_event(ACTIVITY)
+    event = activity_update_event(ACTIVITY, sequence=3)
     assert json.loads(event.body) == ACTIVITY
     assert event.event_type == ACTIVITY_UPDATES == "ACTIVITY_UPDATES"
     assert event.organization_id == "org-1"
@@ -45,23 +45,27 @@ def test_body_is_compact_utf8_in_the_given_key_order() -> None:
 
 
 def test_event_id_is_stable_for_the_same_status_change() -> None:
-    first = activity_update_event(ACTIVITY).event_id
-    again = activity_update_event(dict(ACTIVITY)).event_id
-    assert first == again == activity_event_id(ACTIVITY["id"], ACTIVITY["status"])
+    first = activity_update_event(ACTIVITY, sequence=3).event_id
+    again = activity_update_event(dict(ACTIVITY), sequence=3).event_id
+    assert first == again == activity_event_id(ACTIVITY["id"], ACTIVITY["status"], 3)
     assert uuid.UUID(first).version == 5
 
 
 def test_each_status_change_is_a_distinct_event() -> None:
-    pending = activity_update_event({**ACTIVITY, "status": "ACTIVITY_STATUS_PENDING"})
-    done = activity_update_event(ACTIVITY)
+    pending = activity_update_event({**ACTIVITY, "status": "ACTIVITY_STATUS_PENDING"}, sequence=2)
+    done = activity_update_event(ACTIVITY, sequence=3)
     assert pending.event_id != done.event_id
 
 
+def test_entering_the_same_status_again_is_a_distinct_event() -> None:
+    assert activity_event_id("a", "S", 2) != activity_event_id("a", "S", 4)
+
+
 def test_event_ids_differ_between_activities() -> None:
-    assert activity_event_id("a", "S") != activity_event_id("b", "S")
+    assert activity_event_id("a", "S", 1) != activity_event_id("b", "S", 1)
 
 
 @pytest.mark.parametrize("missing", ["id", "organizationId", "status", "type"])
 def test_activity_without_identity_fields_is_refused(missing: str) -> None:
     with pytest.raises(InvalidRequest):
-        activity_update_event({k: v for k, v in ACTIVITY.items() if k != missing})
+        activity_update_event({k: v for k, v in ACTIVITY.items() if k != missing}, sequence=1)
