@@ -34,10 +34,13 @@ class WalletError(Exception):
         super().__init__(message)
         self.message = message
         self.details = list(details or [])
+        self.details_final = False  # set when rebuilt from a stored body: send it unchanged
 
     def to_wire(self) -> dict[str, Any]:
         """The gRPC-gateway error body ``{code, message, details}``."""
         details = list(self.details)
+        if self.details_final:
+            return {"code": self.grpc_code, "message": self.message, "details": details}
         if self.turnkey_code and not any("turnkeyErrorCode" in d for d in details):
             details.append(
                 {
@@ -87,14 +90,18 @@ class PermissionDenied(WalletError):
 
     code = "permission_denied"
     grpc_code = GRPC_PERMISSION_DENIED
-    turnkey_code = "FORBIDDEN"
+    turnkey_code: ClassVar[str | None] = "FORBIDDEN"
 
 
 class PolicyDenied(PermissionDenied):
-    """The policy engine denied the activity (403, gRPC 7)."""
+    """The policy engine denied the activity (403, gRPC 7).
+
+    No details: clients show "Turnkey error 7: policy engine denied request explicitly
+    (Details: [])" (PROTOCOL.md §3.4).
+    """
 
     code = "policy_denied"
-    turnkey_code = "REQUEST_NOT_AUTHORIZED"
+    turnkey_code = None
 
 
 class NotFound(WalletError):
@@ -173,4 +180,5 @@ def from_failure(failure: dict[str, Any]) -> WalletError:
     cls = _BY_GRPC.get(int(failure.get("code", GRPC_INTERNAL)), Internal)
     err = cls.__new__(cls)
     WalletError.__init__(err, str(failure.get("message", "")), details=failure.get("details"))
+    err.details_final = True
     return err

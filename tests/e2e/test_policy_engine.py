@@ -252,6 +252,9 @@ def test_denials_are_403_code_7_and_kept_in_the_audit_trail(deployment: Deployme
         deployment.client(a).create_policy(body)
     assert implicit.value.status_code == 403
     assert "policy engine denied request implicitly" in str(implicit.value)
+    # PROTOCOL.md §3.4: "Turnkey error 7: policy engine denied request … (Details: [])".
+    assert json.loads(implicit.value.cause) == {
+        "code": 7, "message": "policy engine denied request implicitly", "details": []}
 
     deployment.client(root).create_policies(CreatePoliciesBody(policies=[
         {"policyName": "alice may do anything", "effect": "EFFECT_ALLOW", "notes": "",
@@ -263,13 +266,14 @@ def test_denials_are_403_code_7_and_kept_in_the_audit_trail(deployment: Deployme
     with pytest.raises(TurnkeyNetworkError) as explicit:
         deployment.client(a).delete_policy(DeletePolicyBody(policyId=created.policyId))
     assert explicit.value.status_code == 403
-    assert "policy engine denied request explicitly" in str(explicit.value)
+    assert json.loads(explicit.value.cause) == {
+        "code": 7, "message": "policy engine denied request explicitly", "details": []}
 
     failed = deployment.client(root).get_activities(GetActivitiesBody(
         filterByStatus=["ACTIVITY_STATUS_FAILED"])).activities
     types = sorted(f.type.value for f in failed)
     assert types == ["ACTIVITY_TYPE_CREATE_POLICY_V3", "ACTIVITY_TYPE_DELETE_POLICY"]
-    assert all(f.failure and f.failure.code == 7 for f in failed)
+    assert all(f.failure and f.failure.code == 7 and f.failure.details == [] for f in failed)
 
 
 def test_a_policy_that_does_not_parse_is_refused_with_its_position(deployment: Deployment) -> None:
