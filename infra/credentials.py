@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from infra.crypto.stamp import normalize_public_key
 from infra.db.models.organizations import ApiKey
+from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest
 from infra.wiremodel import WireModel
 
@@ -68,12 +69,18 @@ def add_api_key(session: Session, organization_id: str, user_id: str, params: Ap
                 now: datetime, field: str = "apiKeys") -> ApiKey:
     """Create an API key for ``user_id`` (duplicate key in the org is a conflict)."""
     public_key = canonical_public_key(params, field)
-    clash = session.scalar(select(ApiKey.id).where(
-        ApiKey.organization_id == organization_id, ApiKey.public_key == public_key))
-    if clash is not None:
-        raise AlreadyExists("an API key with this public key already exists in the organization",
-                            details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
-                                      "turnkeyErrorCode": "CREDENTIAL_CONFLICT"}])
+
+    def exists() -> bool:
+        return session.scalar(select(ApiKey.id).where(
+            ApiKey.organization_id == organization_id, ApiKey.public_key == public_key)) is not None
+
+    def conflict() -> AlreadyExists:
+        return AlreadyExists("an API key with this public key already exists in the organization",
+                             details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+                                       "turnkeyErrorCode": "CREDENTIAL_CONFLICT"}])
+
+    if exists():
+        raise conflict()
     expires_at = (now + timedelta(seconds=int(params.expiration_seconds))
                   if params.expiration_seconds else None)
     key = ApiKey(
@@ -86,6 +93,5 @@ def add_api_key(session: Session, organization_id: str, user_id: str, params: Ap
         expiration_seconds=params.expiration_seconds,
         expires_at=expires_at,
     )
-    session.add(key)
-    session.flush()
+    add_unique(session, key, exists, conflict)
     return key

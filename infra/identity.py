@@ -34,6 +34,7 @@ from infra.db.models.identity import (
     UserTagAssignment,
 )
 from infra.db.models.organizations import User
+from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, NotFound
 from infra.validation.contact import optional_email_address, optional_phone_number
 
@@ -132,18 +133,25 @@ def add_oauth_provider(
         AlreadyExists: the identity is bound to a user of the organization already.
     """
     name, issuer, audience, subject = provider_identity(params, field)
-    clash = session.scalar(
-        select(OauthProvider.id).where(
-            OauthProvider.organization_id == organization_id,
-            OauthProvider.issuer == issuer,
-            OauthProvider.audience == audience,
-            OauthProvider.subject == subject,
+
+    def exists() -> bool:
+        clash = session.scalar(
+            select(OauthProvider.id).where(
+                OauthProvider.organization_id == organization_id,
+                OauthProvider.issuer == issuer,
+                OauthProvider.audience == audience,
+                OauthProvider.subject == subject,
+            )
         )
-    )
-    if clash is not None:
-        raise AlreadyExists(
+        return clash is not None
+
+    def conflict() -> AlreadyExists:
+        return AlreadyExists(
             "an OAuth provider with this issuer, audience and subject already exists in the organization"
         )
+
+    if exists():
+        raise conflict()
     row = OauthProvider(
         organization_id=organization_id,
         user_id=user_id,
@@ -154,8 +162,7 @@ def add_oauth_provider(
         created_at=now,
         updated_at=now,
     )
-    session.add(row)
-    session.flush()
+    add_unique(session, row, exists, conflict)
     return row
 
 

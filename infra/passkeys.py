@@ -29,6 +29,7 @@ from infra.auth.stamps import HEADER_WEBAUTHN
 from infra.clock import wire_timestamp
 from infra.db.models.identity import Authenticator
 from infra.db.models.organizations import Organization, OrganizationFeature
+from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, Unauthenticated
 from infra.validation.features import FeatureName, webauthn_origins
 
@@ -82,14 +83,18 @@ def add_authenticator(
         )
     except InvalidRequest as ex:
         raise type(ex)(f"{field}: {ex.message}", details=ex.details) from ex
-    clash = session.scalar(
-        select(Authenticator.id).where(
-            Authenticator.organization_id == organization_id,
-            Authenticator.credential_id == credential.credential_id,
+
+    def exists() -> bool:
+        clash = session.scalar(
+            select(Authenticator.id).where(
+                Authenticator.organization_id == organization_id,
+                Authenticator.credential_id == credential.credential_id,
+            )
         )
-    )
-    if clash is not None:
-        raise AlreadyExists(
+        return clash is not None
+
+    def conflict() -> AlreadyExists:
+        return AlreadyExists(
             "an authenticator with this credential ID already exists in the organization",
             details=[
                 {
@@ -98,6 +103,9 @@ def add_authenticator(
                 }
             ],
         )
+
+    if exists():
+        raise conflict()
     row = Authenticator(
         organization_id=organization_id,
         user_id=user_id,
@@ -113,8 +121,7 @@ def add_authenticator(
         created_at=now,
         updated_at=now,
     )
-    session.add(row)
-    session.flush()
+    add_unique(session, row, exists, conflict)
     return row
 
 

@@ -10,6 +10,14 @@ activity fails with that error and nothing of it is stored.
 
 Expiring API keys are never refused: the oldest (expired first) are deleted in the same flush
 to make room, as Turnkey does.
+
+Counting then inserting is a race under READ COMMITTED with parallel workers, so on
+PostgreSQL a flush that adds limited rows first locks the rows of the organizations concerned
+(``SELECT ... FOR NO KEY UPDATE``, in id order): concurrent flushes for one organization take
+turns, and each counts what the previous one committed. ``NO KEY`` keeps the lock clear of the
+``KEY SHARE`` locks that foreign-key checks take, so inserting rows that merely reference the
+organization is never blocked and two such transactions cannot deadlock on the upgrade.
+SQLite needs nothing: it has one writer at a time.
 """
 
 from __future__ import annotations
@@ -73,10 +81,42 @@ def enforce(session: Session, now: datetime | None = None) -> None:
         return
     moment = now or clock_now()
     with session.no_autoflush:
+        lock_organizations(session, pending)
         _check_sub_organizations(session, pending)
         _check_scoped(session, pending, ORGANIZATION_LIMITS, "organization_id")
         _check_scoped(session, pending, USER_LIMITS, "user_id")
         _check_api_keys(session, pending, moment)
+
+
+def _limited_organizations(pending: list[Any]) -> set[str]:
+    """Ids of the stored organizations whose limits ``pending`` inserts are counted against."""
+    limited = {*ORGANIZATION_LIMITS, *USER_LIMITS, ApiKey.__tablename__}
+    new_orgs = {obj.id for obj in pending if isinstance(obj, Organization)}
+    ids: set[str] = set()
+    for obj in pending:
+        if isinstance(obj, Organization):
+            owner = obj.parent_id
+        else:
+            table = _table(obj)
+            counted = table is not None and table.name in limited
+            owner = getattr(obj, "organization_id", None) if counted else None
+        if owner and owner not in new_orgs:
+            ids.add(str(owner))
+    return ids
+
+
+def lock_organizations(session: Session, pending: list[Any]) -> None:
+    """Serialize limit checks per organization on PostgreSQL (no-op on other databases)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    ids = _limited_organizations(pending)
+    if ids:
+        session.execute(
+            select(Organization.id)
+            .where(Organization.id.in_(sorted(ids)))
+            .order_by(Organization.id)
+            .with_for_update(key_share=True)
+        ).all()
 
 
 def _check_sub_organizations(session: Session, pending: list[Any]) -> None:

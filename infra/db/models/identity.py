@@ -21,7 +21,11 @@ class Authenticator(Timestamped, Base):
     """A passkey (WebAuthn credential) of a user; ``public_key`` is the base64url COSE key."""
 
     __tablename__ = "authenticators"
-    __table_args__ = (Index("ix_authenticators_credential_id_org", "credential_id", "organization_id"),)
+    #: One passkey per credential id in an organization (also the stamp lookup index).
+    __table_args__ = (
+        Index("uq_authenticators_credential_id_org", "credential_id", "organization_id",
+              unique=True),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     organization_id: Mapped[str] = mapped_column(
@@ -43,6 +47,11 @@ class OauthProvider(Timestamped, Base):
     """An OIDC identity (issuer, audience, subject) bound to a user."""
 
     __tablename__ = "oauth_providers"
+    #: One user per OIDC identity in an organization.
+    __table_args__ = (
+        Index("uq_oauth_providers_identity", "organization_id", "issuer", "audience", "subject",
+              unique=True),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     organization_id: Mapped[str] = mapped_column(

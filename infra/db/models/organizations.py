@@ -44,7 +44,10 @@ class ApiKey(Timestamped, Base):
     """An API-key credential (P-256, secp256k1 or Ed25519 public key, hex)."""
 
     __tablename__ = "api_keys"
-    __table_args__ = (Index("ix_api_keys_public_key_org", "public_key", "organization_id"),)
+    #: One key per public key in an organization (also the stamp lookup index).
+    __table_args__ = (
+        Index("uq_api_keys_public_key_org", "public_key", "organization_id", unique=True),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     organization_id: Mapped[str] = mapped_column(
