@@ -9,7 +9,9 @@ from sqlalchemy import select
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import OrganizationFeature
 from infra.messaging import queues
-from infra.validation.features import validate_feature
+from infra.validation.features import FeatureName, validate_feature
+from infra.webhooks import endpoints
+from infra.webhooks.destinations import UnsafeDestination
 from infra.wiremodel import WireModel
 
 
@@ -34,8 +36,22 @@ def check(params: Params, ctx: CheckContext) -> None:
     validate_feature(params.name, params.value)
 
 
+def _check_webhook_destination(value: str, ctx: ActivityContext) -> None:
+    """The webhook URL passes the endpoint API's destination rules (https, public address,
+    unless ``WALLETD_WEBHOOK_ALLOW`` lists it)."""
+    allow = endpoints.allow_list(ctx.services.settings.webhook_allow)
+    try:
+        endpoints.check_url(value, allow)
+    except UnsafeDestination as exc:
+        raise UnsafeDestination(
+            f"invalid value for {FeatureName.WEBHOOK.value}: {exc.message}", field="value"
+        ) from exc
+
+
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     feature, value = validate_feature(params.name, params.value)
+    if feature is FeatureName.WEBHOOK and value:
+        _check_webhook_destination(value, ctx)
     row = ctx.session.get(OrganizationFeature, (ctx.organization_id, feature.value))
     if row is None:
         ctx.session.add(

@@ -80,7 +80,13 @@ def feature_endpoint_id(organization_id: str) -> str:
 
 
 def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> None:
-    """Make the feature-backed endpoint rows of these organizations match their feature."""
+    """Make the feature-backed endpoint rows of these organizations match their feature.
+
+    Call it when the webhook feature was set or removed. A set feature (re)activates its
+    endpoint with that URL, whatever happened to it before: removed and set again, or
+    disabled for failing (the organization cannot re-enable it otherwise, it is not an API
+    endpoint), starting afresh. A removed feature deactivates it.
+    """
     features = {
         f.organization_id: f.value
         for f in session.scalars(
@@ -114,13 +120,27 @@ def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> Non
                     source=SOURCE_FEATURE,
                 )
             )
-        elif endpoint is not None and endpoint.url != url:
-            endpoint.url = url or endpoint.url
-            endpoint.is_active = bool(url)
+        elif endpoint is not None and url:
+            endpoint.url = url
+            endpoint.is_active = True
             endpoint.failing_since = None
             endpoint.disabled_at = None
+            endpoint.disabled_reason = None
+            endpoint.version += 1
+        elif endpoint is not None and endpoint.is_active:
+            endpoint.is_active = False
             endpoint.version += 1
     session.flush()
+
+
+def changes_webhook_feature(activity: Activity) -> bool:
+    """Whether ``activity`` sets or removes ``FEATURE_NAME_WEBHOOK`` (not another feature)."""
+    if activity.type not in FEATURE_ACTIVITY_TYPES:
+        return False
+    return any(
+        isinstance(intent, dict) and intent.get("name") == FEATURE_WEBHOOK
+        for intent in (activity.intent or {}).values()
+    )
 
 
 def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
@@ -204,7 +224,7 @@ def on_activity_change(session: Session, activity: Activity, previous: str | Non
     if previous is not None and previous == activity.status:
         return
     session.flush()
-    if activity.status == COMPLETED and activity.type in FEATURE_ACTIVITY_TYPES:
+    if activity.status == COMPLETED and changes_webhook_feature(activity):
         # The feature changed in this transaction: mirror it before choosing endpoints.
         sync_feature_endpoints(session, [activity.organization_id])
     endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES)

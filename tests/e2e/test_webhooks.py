@@ -362,6 +362,67 @@ def test_legacy_webhook_feature_receives_activity_updates(dep: Deployment, recei
     assert rows[0][0] == 0
 
 
+@pytest.mark.parametrize("url", ["http://10.0.0.1/hook", "https://10.0.0.1/hook", "http://example.com/hook"])
+def test_webhook_feature_url_is_checked_like_an_endpoint_url(dep: Deployment, url: str) -> None:
+    with pytest.raises(TurnkeyNetworkError) as refused:
+        dep.client().set_organization_feature(
+            SetOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK", value=url)
+        )
+    assert refused.value.status_code == 400
+    assert "invalid value for FEATURE_NAME_WEBHOOK" in str(refused.value)
+    assert not any(active for _, active in _feature_endpoint(dep))
+
+
+def _feature_endpoint(dep: Deployment) -> list[Any]:
+    return _sql(
+        dep,
+        "SELECT id, is_active FROM webhook_endpoints WHERE organization_id = :o AND source = 'feature'",
+        o=dep.root.organization_id,
+    )
+
+
+def test_webhook_feature_removed_then_set_again_to_the_same_url_delivers(
+    dep: Deployment, receiver: WebhookReceiver
+) -> None:
+    client = dep.client()
+    feature = SetOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK", value=receiver.url)
+    client.set_organization_feature(feature)
+    client.remove_organization_feature(RemoveOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK"))
+    client.set_organization_feature(feature)
+    try:
+        assert [bool(active) for _, active in _feature_endpoint(dep)] == [True]
+        activity_id = _rename(dep, name="feature-back")
+        assert _until(lambda: _completed_for(receiver, activity_id))
+    finally:
+        client.remove_organization_feature(RemoveOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK"))
+
+
+def test_webhook_feature_endpoint_disabled_for_failing_is_reactivated_by_setting_the_feature(
+    dep: Deployment, receiver: WebhookReceiver
+) -> None:
+    client = dep.client()
+    feature = SetOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK", value=receiver.url)
+    client.set_organization_feature(feature)
+    try:
+        ((endpoint_id, _),) = _feature_endpoint(dep)
+        # What the notifier does to an endpoint that failed for days.
+        _sql_write(
+            dep,
+            "UPDATE webhook_endpoints SET is_active = false, disabled_at = :t, failing_since = :t,"
+            " disabled_reason = 'failing' WHERE id = :e",
+            t=datetime.now(UTC) - timedelta(days=1),
+            e=endpoint_id,
+        )
+        silent = _rename(dep, name="while-disabled")
+        client.set_organization_feature(feature)  # the same URL: turns it back on
+        assert [(e, bool(active)) for e, active in _feature_endpoint(dep)] == [(endpoint_id, True)]
+        activity_id = _rename(dep, name="re-enabled")
+        assert _until(lambda: _completed_for(receiver, activity_id))
+        assert _for(receiver, silent) == []
+    finally:
+        client.remove_organization_feature(RemoveOrganizationFeatureBody(name="FEATURE_NAME_WEBHOOK"))
+
+
 def test_jwks_is_public_and_cacheable(dep: Deployment, tmp_path: Path) -> None:
     response = requests.get(dep.base_url + "/public/v1/discovery/webhooks/jwks", timeout=10)
     assert response.status_code == 200
