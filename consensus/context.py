@@ -1,10 +1,13 @@
 """Condition variables of one activity: ``wallet``, ``wallets``, ``wallet_account``,
 ``private_key``, ``eth.tx`` and ``eth.eip_712`` (PROTOCOL.md §8.3).
 
-Built from the activity's parameters and the organization's wallet rows. Anything that cannot
-be resolved (an unknown ``signWith``, an undecodable transaction) is simply left out: a policy
-that reads it evaluates to ``OUTCOME_ERROR``, and the activity itself fails with the precise
-error when it executes.
+Built from the activity's parameters and the organization's wallet rows. ``eth.tx.from`` is
+the signing address (the wallet account's, or the Ethereum address of a secp256k1 private
+key); ``eth.tx.function_name``, ``function_signature`` and ``contract_call_args`` come from
+the organization's stored Ethereum ABI for ``eth.tx.to`` (``infra.contract_calls``).
+Anything that cannot be resolved (an unknown ``signWith``, an undecodable transaction) is
+simply left out: a policy that reads it evaluates to ``OUTCOME_ERROR``, and the activity
+itself fails with the precise error when it executes.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from infra.contract_calls import decode_contract_call
+from infra.crypto.addresses import AddressFormat, Curve, derive_address
 from infra.db.models.wallets import PrivateKey, Wallet
 from infra.errors import WalletError
 from infra.ethereum import decode_unsigned_transaction
@@ -42,28 +47,46 @@ def _private_key(row: PrivateKey) -> dict[str, Any]:
     )
 
 
-def _signer(session: Session, organization_id: str, sign_with: str) -> dict[str, Any]:
+def _ethereum_address(key: PrivateKey) -> str:
+    """The Ethereum address of a secp256k1 private key ("" for other curves)."""
+    if key.curve != Curve.SECP256K1:
+        return ""
+    try:
+        return derive_address(Curve.SECP256K1, AddressFormat.ETHEREUM, bytes.fromhex(key.public_key))
+    except (WalletError, ValueError):
+        return ""
+
+
+def _signer(session: Session, organization_id: str, sign_with: str) -> tuple[dict[str, Any], str]:
+    """The signer's variables and its Ethereum address (``eth.tx.from``)."""
     try:
         target = resolve_sign_with(session, organization_id, sign_with)
     except WalletError:
-        return {}
+        return {}, ""
     found: dict[str, Any] = {}
+    sender = ""
     if target.wallet is not None:
         found["wallet"] = _wallet(target.wallet)
     if target.account is not None:
         found["wallet_account"] = wallet_account_variable(target.account.address)
+        sender = target.account.address
     if target.private_key is not None:
         found["private_key"] = _private_key(target.private_key)
-    return found
+        sender = _ethereum_address(target.private_key)
+    return found, sender
 
 
-def _eth(kind: str, params: Mapping[str, Any], sender: str) -> dict[str, Any]:
+def _eth(
+    session: Session, organization_id: str, kind: str, params: Mapping[str, Any], sender: str
+) -> dict[str, Any]:
     if kind == "SIGN_TRANSACTION" and params.get("type") == ETHEREUM:
         try:
             tx = decode_unsigned_transaction(str(params.get("unsignedTransaction", "")))
         except WalletError:
             return {}
-        return {"tx": tx.policy_view(sender)}
+        view = tx.policy_view(sender)
+        call = decode_contract_call(session, organization_id, view.get("to", ""), view.get("data", ""))
+        return {"tx": {**view, **call}}
     if kind in ("SIGN_RAW_PAYLOAD", "SIGN_RAW_PAYLOADS") and params.get("encoding") == EIP712:
         payload = params.get("payload") or next(iter(params.get("payloads") or []), "")
         try:
@@ -88,8 +111,10 @@ def condition_context(
     kind = activity_kind(activity_type)
     context: dict[str, Any] = {}
     sign_with = params.get("signWith") or params.get("address")
+    sender = ""
     if isinstance(sign_with, str) and sign_with:
-        context.update(_signer(session, organization_id, sign_with))
+        signer, sender = _signer(session, organization_id, sign_with)
+        context.update(signer)
     wallet_id = params.get("walletId")
     if isinstance(wallet_id, str) and "wallet" not in context:
         wallet = session.get(Wallet, wallet_id)
@@ -103,8 +128,7 @@ def condition_context(
         key = session.get(PrivateKey, key_id)
         if key is not None and key.organization_id == organization_id:
             context["private_key"] = _private_key(key)
-    sender = context.get("wallet_account", {}).get("address", "")
-    eth = _eth(kind, params, sender)
+    eth = _eth(session, organization_id, kind, params, sender)
     if eth:
         context["eth"] = eth
     return context
