@@ -32,8 +32,10 @@ from infra.webhooks.replay import replay_failed
 
 
 def _when(text: str) -> datetime:
+    """An ISO 8601 time in UTC (no offset means UTC); stored times are UTC, and SQLite
+    compares them as text, so an offset other than UTC must be converted, not kept."""
     value = datetime.fromisoformat(text)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ send an event twice to an endpoint that accepted it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -20,6 +20,14 @@ from infra.errors import InvalidRequest
 from infra.webhooks.schedule import DeliveryState
 
 MAX_REPLAY = 10_000
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """``value`` in UTC (naive means UTC): times are stored in UTC and SQLite compares them
+    as text, so a bound with another offset would select the wrong rows."""
+    if value is None:
+        return None
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def replay_failed(
@@ -44,6 +52,7 @@ def replay_failed(
     """
     if not delivery_ids and since is None and until is None:
         raise InvalidRequest("give delivery ids or a time range to replay")
+    since, until = _utc(since), _utc(until)
     query = select(WebhookDelivery.id).where(WebhookDelivery.status == DeliveryState.FAILED.value)
     if delivery_ids:
         query = query.where(WebhookDelivery.id.in_(list(delivery_ids)))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from infra.clock import now_ms
 from infra.db.models.webhooks import WebhookDelivery
@@ -50,6 +51,37 @@ def test_replay_by_time_range(world: World, receiver: WebhookReceiver) -> None:
     deliver_webhook(world.notifier, row.id)
     assert _run(world, "replay", "--since", "2000-01-01T00:00:00") == 0
     assert _only_delivery(world).status == "PENDING"
+
+
+def test_replay_since_and_until_with_offsets_leave_rows_outside_the_range_failed(
+    world: World, receiver: WebhookReceiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    receiver.script([Reply(410)] * 3)
+    world.add_endpoint(world.root_id, receiver.url)
+    for _ in range(3):
+        world.submit(world.root_id)
+    with world.services.session_factory() as session:
+        ids = list(session.scalars(select(WebhookDelivery.id).order_by(WebhookDelivery.created_at)))
+    created = {
+        ids[0]: datetime(2026, 3, 1, 9, 0, tzinfo=UTC),  # before --since
+        ids[1]: datetime(2026, 3, 1, 11, 0, tzinfo=UTC),  # inside
+        ids[2]: datetime(2026, 3, 1, 13, 0, tzinfo=UTC),  # after --until
+    }
+    for delivery_id, at in created.items():
+        assert deliver_webhook(world.notifier, delivery_id) == "FAILED"
+        with world.services.uow() as uow:
+            uow.session.execute(
+                update(WebhookDelivery).where(WebhookDelivery.id == delivery_id).values(created_at=at)
+            )
+            uow.commit()
+    # 10:00 UTC and 12:00 UTC, written in other offsets: kept as given, the wall-clock digits
+    # (15:00 and 07:00) would select the wrong rows.
+    argv = ("replay", "--since", "2026-03-01T15:00:00+05:00", "--until", "2026-03-01T07:00:00-05:00")
+    assert _run(world, *argv) == 0
+    assert ids[1] in capsys.readouterr().out
+    with world.services.session_factory() as session:
+        states = {d: session.get(WebhookDelivery, d).status for d in ids}  # type: ignore[union-attr]
+    assert states == {ids[0]: "FAILED", ids[1]: "PENDING", ids[2]: "FAILED"}
 
 
 def test_rotation_publishes_the_new_key_and_keeps_signing_with_the_old_one(

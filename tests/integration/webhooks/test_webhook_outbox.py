@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import timedelta
+from datetime import timedelta, timezone
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -216,27 +216,59 @@ def test_terminal_failure_then_replay_by_id(world: World, receiver: WebhookRecei
     assert [r.status for r in receiver.wait_for(2)] == [404, 200]
 
 
+def _failed_at(world: World, receiver: WebhookReceiver, *hours_ago: float) -> list[str]:
+    """One terminally failed delivery created ``h`` hours ago for each ``h``; their ids."""
+    receiver.script([Reply(410)] * len(hours_ago))
+    world.add_endpoint(world.root_id, receiver.url)
+    for _ in hours_ago:
+        world.submit(world.root_id)
+    rows = _deliveries(world)
+    ids = []
+    for row, hours in zip(rows, hours_ago, strict=True):
+        assert deliver_webhook(world.notifier, row.id) == "FAILED"
+        with world.services.uow() as uow:
+            uow.session.execute(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id == row.id)
+                .values(created_at=now() - timedelta(hours=hours))
+            )
+            uow.commit()
+        ids.append(row.id)
+    return ids
+
+
 def test_replay_by_time_range_only_touches_failed_rows_in_range(
     world: World, receiver: WebhookReceiver
 ) -> None:
-    receiver.script([Reply(410), Reply(410)])
-    world.add_endpoint(world.root_id, receiver.url)
-    world.submit(world.root_id)
-    world.submit(world.root_id)
-    first, second = _deliveries(world)
-    assert deliver_webhook(world.notifier, first.id) == "FAILED"
-    assert deliver_webhook(world.notifier, second.id) == "FAILED"
+    before, early, late, after = _failed_at(world, receiver, 5, 3.5, 2.5, 1)
     with world.services.uow() as uow:
         replayed = replay_failed(
             uow.session,
-            since=now() - timedelta(minutes=5),
-            until=now() + timedelta(minutes=5),
+            since=now() - timedelta(hours=4),
+            until=now() - timedelta(hours=2),
             organization_id=world.root_id,
         )
-        assert replayed == [] or sorted(replayed) == sorted([first.id, second.id])
-        assert replay_failed(uow.session, since=now() + timedelta(minutes=5)) == []
         uow.commit()
-    assert {_state(world, first.id).status, _state(world, second.id).status} == {"PENDING"}
+    assert sorted(replayed) == sorted([early, late])
+    statuses = [_state(world, i).status for i in (before, early, late, after)]
+    assert statuses == ["FAILED", "PENDING", "PENDING", "FAILED"]
+
+
+def test_replay_time_range_with_other_offsets_selects_the_same_rows(
+    world: World, receiver: WebhookReceiver
+) -> None:
+    before, inside, after = _failed_at(world, receiver, 5, 3, 1)
+    plus_five = timezone(timedelta(hours=5))
+    minus_seven = timezone(timedelta(hours=-7))
+    with world.services.uow() as uow:
+        replayed = replay_failed(
+            uow.session,
+            since=(now() - timedelta(hours=4)).astimezone(plus_five),
+            until=(now() - timedelta(hours=2)).astimezone(minus_seven),
+        )
+        uow.commit()
+    assert replayed == [inside]
+    assert [_state(world, i).status for i in (before, inside, after)] == ["FAILED", "PENDING", "FAILED"]
 
 
 def test_rows_are_handed_to_the_broker_at_commit_and_the_relay_leaves_them(
