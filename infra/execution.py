@@ -5,14 +5,16 @@ result and COMPLETED in the same transaction as the handler's effects. A redeliv
 message finds the activity no longer PENDING and does nothing. Domain errors
 (``WalletError``) end the activity FAILED with a ``failure`` body and are never retried;
 database connectivity errors propagate so the broker retries the message; anything else is
-a bug, logged and recorded as an INTERNAL failure without details.
+a bug, logged and recorded as an INTERNAL failure without details. That includes permanent
+database errors (``DataError``, ``IntegrityError``, ``ProgrammingError``): retrying them
+could only fail again, and the sweeper would re-send the message for ever.
 """
 
 from __future__ import annotations
 
 import logging
 
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from infra.activities import lifecycle, registry
 from infra.activities.spec import ActivityContext
@@ -22,7 +24,28 @@ from infra.errors import Internal, WalletError
 
 log = logging.getLogger(__name__)
 
-TRANSIENT = (OperationalError, DBAPIError)
+#: Database errors that mean "could not talk to the database", worth a broker retry.
+TRANSIENT = (OperationalError, InterfaceError)
+#: How often an actor re-runs a message that hit a transient database error.
+MAX_RETRIES = 10
+
+
+def is_transient(ex: BaseException) -> bool:
+    """Whether ``ex`` is a connectivity problem (retry) rather than a permanent error.
+
+    Lost connections, timeouts, locks and serialization failures (``OperationalError``),
+    driver-level interface errors, and any DBAPI error that invalidated its connection
+    are transient. ``DataError``, ``IntegrityError``, ``ProgrammingError`` and everything
+    that is not a database error are not: the same message would fail the same way again.
+    """
+    if isinstance(ex, TRANSIENT):
+        return True
+    return isinstance(ex, DBAPIError) and bool(ex.connection_invalidated)
+
+
+def retry_when(retries: int, ex: BaseException) -> bool:
+    """The ``retry_when`` of every actor: transient database errors, at most ``MAX_RETRIES``."""
+    return is_transient(ex) and retries < MAX_RETRIES
 
 
 def run_activity(services: Services, activity_id: str) -> str | None:
@@ -44,9 +67,9 @@ def run_activity(services: Services, activity_id: str) -> str | None:
             return lifecycle.COMPLETED
         except WalletError as err:
             failure = err.to_wire()
-        except TRANSIENT:
-            raise
-        except Exception:
+        except Exception as ex:
+            if is_transient(ex):
+                raise
             log.exception("activity %s (%s) crashed", activity_id, activity.type)
             failure = Internal("internal error while executing the activity").to_wire()
     return fail_activity(services, activity_id, failure)

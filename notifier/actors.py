@@ -32,7 +32,7 @@ from sqlalchemy.orm import aliased
 from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from infra.execution import TRANSIENT
+from infra.execution import MAX_RETRIES, retry_when
 from infra.messaging import contracts
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
@@ -432,11 +432,11 @@ def declare(services: Services, notifier: Notifier | None = None) -> list[dramat
         queue_name=contracts.ACTORS[contracts.DELIVER_WEBHOOK],
         # Only infrastructure failures (database down) reach the broker; HTTP outcomes are
         # recorded on the row and rescheduled by the retry schedule, never raised.
-        max_retries=10,
+        max_retries=MAX_RETRIES,
         min_backoff=500,
         max_backoff=60_000,
         time_limit=int(notifier.lease.total_seconds() * 1000) + 30_000,
-        retry_when=lambda retries, ex: isinstance(ex, TRANSIENT) and retries < 10,
+        retry_when=retry_when,
     )
     actor: dramatiq.Actor[[str], None] = decorate(_deliver)
     return [actor]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dramatiq
 
 from infra.bootstrap import Services
-from infra.execution import TRANSIENT, run_activity
+from infra.execution import MAX_RETRIES, retry_when, run_activity
 from infra.messaging import contracts
 
 
@@ -25,7 +25,7 @@ def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
             # Business errors never reach the broker (recorded as FAILED); only database
             # connectivity errors are retried. Signing is never re-run after completion
             # because run_activity is status-guarded.
-            max_retries=10, min_backoff=100, max_backoff=30_000, time_limit=120_000,
-            retry_when=lambda retries, ex: isinstance(ex, TRANSIENT) and retries < 10,
+            max_retries=MAX_RETRIES, min_backoff=100, max_backoff=30_000, time_limit=120_000,
+            retry_when=retry_when,
         )(_execute))
     return actors

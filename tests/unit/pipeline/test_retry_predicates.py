@@ -1,0 +1,129 @@
+"""Which failures the broker retries: connectivity only; permanent errors become FAILED."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    ProgrammingError,
+)
+
+import consensus.actors
+import infra.activities
+import notifier.actors
+import workers.actors
+from infra.activities import Registry, lifecycle, registry
+from infra.db.models.activities import Activity
+from infra.execution import MAX_RETRIES, is_transient, retry_when, run_activity
+from tests.unit.pipeline.conftest import Pipeline
+
+
+def _db_error(cls: type[DBAPIError], invalidated: bool = False) -> DBAPIError:
+    return cls("SELECT 1", {}, Exception("driver says no"), connection_invalidated=invalidated)
+
+
+@pytest.mark.parametrize("error, transient", [
+    (_db_error(OperationalError), True),            # connection lost, timeout, deadlock
+    (_db_error(InterfaceError), True),              # driver-level connection problem
+    (_db_error(DBAPIError, invalidated=True), True),  # any error that dropped the connection
+    (_db_error(DataError), False),                  # e.g. NUL in a string on PostgreSQL
+    (_db_error(IntegrityError), False),
+    (_db_error(ProgrammingError), False),
+    (_db_error(DBAPIError), False),
+    (ValueError("bug"), False),
+    (KeyError("bug"), False),
+])
+def test_only_connectivity_errors_are_transient(error: BaseException, transient: bool) -> None:
+    assert is_transient(error) is transient
+    assert retry_when(0, error) is transient
+    assert retry_when(MAX_RETRIES, error) is False   # bounded
+
+
+def _actors(pipeline: Pipeline) -> dict[str, object]:
+    found = {}
+    for module in (consensus.actors, workers.actors):
+        for actor in module.declare(pipeline.services):
+            found[actor.actor_name] = actor
+    for actor in notifier.actors.declare(pipeline.services):
+        found[actor.actor_name] = actor
+    return found
+
+
+def test_every_actor_retries_only_transient_errors(pipeline: Pipeline) -> None:
+    actors = _actors(pipeline)
+    assert {"evaluate_activity", "deliver_webhook"} <= set(actors)
+    assert len(actors) >= 4
+    for name, actor in actors.items():
+        predicate = actor.options["retry_when"]  # type: ignore[attr-defined]
+        assert predicate(0, _db_error(OperationalError)), name
+        assert not predicate(0, _db_error(DataError)), name
+        assert not predicate(0, _db_error(IntegrityError)), name
+        assert not predicate(0, _db_error(ProgrammingError)), name
+        assert not predicate(0, RuntimeError("bug")), name
+
+
+def _raise_real_integrity_error(params: object, ctx: object) -> dict[str, object]:
+    """A handler whose statement violates a constraint in the real database."""
+    session = ctx.session  # type: ignore[attr-defined]
+    session.execute(text("INSERT INTO organizations (id) VALUES (NULL)"))
+    return {}
+
+
+def _raise_operational_error(params: object, ctx: object) -> dict[str, object]:
+    raise _db_error(OperationalError)
+
+
+def _with_handler(monkeypatch: pytest.MonkeyPatch, type_name: str, handler: object) -> None:
+    """The registry, with ``type_name``'s handler replaced by one that fails as given."""
+    target = registry().by_type[type_name][0]
+    specs = [replace(s, execute=handler) if s is target else s for s in registry().all()]
+    monkeypatch.setattr(infra.activities, "_registry", Registry(specs))
+
+
+def _status(pipeline: Pipeline, activity_id: str) -> tuple[str, dict | None]:
+    with pipeline.services.session_factory() as session:
+        activity = session.get(Activity, activity_id)
+        assert activity is not None
+        return activity.status, activity.failure
+
+
+def test_a_permanent_database_error_fails_the_activity_once(pipeline: Pipeline,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    activity_id, _ = pipeline.submit_create_api_key()
+    _with_handler(monkeypatch, "ACTIVITY_TYPE_CREATE_API_KEYS_V2", _raise_real_integrity_error)
+    assert run_activity(pipeline.services, activity_id) == lifecycle.FAILED   # not raised
+    status, failure = _status(pipeline, activity_id)
+    assert status == lifecycle.FAILED
+    assert failure is not None and failure["code"] == 13
+    assert failure["message"] == "internal error while executing the activity"   # no SQL leaked
+    assert run_activity(pipeline.services, activity_id) is None   # a redelivery does nothing
+
+
+def test_a_transient_database_error_is_left_for_the_broker(pipeline: Pipeline,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    activity_id, _ = pipeline.submit_create_api_key()
+    _with_handler(monkeypatch, "ACTIVITY_TYPE_CREATE_API_KEYS_V2", _raise_operational_error)
+    with pytest.raises(OperationalError):
+        run_activity(pipeline.services, activity_id)
+    assert _status(pipeline, activity_id) == (lifecycle.PENDING, None)
+
+
+def test_a_crash_while_evaluating_fails_the_activity_instead_of_looping(
+        pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> None:
+    activity_id, _ = pipeline.submit_create_api_key()
+
+    def broken_decide(session: object, activity: object, spec: object) -> object:
+        raise _db_error(DataError)
+
+    monkeypatch.setattr(consensus.actors.evaluation, "decide", broken_decide)
+    assert consensus.actors.evaluate_activity(pipeline.services, activity_id) == "error"
+    status, failure = _status(pipeline, activity_id)
+    assert status == lifecycle.FAILED and failure is not None and failure["code"] == 13
+    assert consensus.actors.evaluate_activity(pipeline.services, activity_id) is None
