@@ -6,7 +6,7 @@ the ingress role's settings carry no master-key location at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ from infra import extensions
 from infra.activities.waiter import Waiter, make_waiter
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
 from infra.db.unit_of_work import UnitOfWork
+from infra.messaging import queues
 from infra.messaging.broker import build_broker
 from infra.settings import Role, Settings
 
@@ -65,16 +66,23 @@ WORKER_HOOKS: list[Callable[[Services], None]] = []
 
 
 def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None,
-              label: str = "") -> Services:
+              label: str = "", queue_names: Iterable[str] | None = None,
+              threads: int | None = None) -> Services:
     """Build the services of a ``role`` process from ``settings``.
 
     ``label`` (e.g. the queues a worker consumes) is appended to the database
-    application name so operators can tell processes apart.
+    application name so operators can tell processes apart. ``queue_names`` (default: every
+    queue) and ``threads`` (default: each queue's setting) size the connection pool of a
+    worker-type process: every queue has its own pool of threads.
     """
     extensions.load()
     settings = settings.for_role(role)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    pool = max(5, settings.http_threads + 2) if role == "ingress" else max(5, settings.worker_threads + 2)
+    if role == "ingress":
+        pool = max(5, settings.http_threads + 2)
+    else:
+        consumed = queues.ALL if queue_names is None else tuple(queue_names)
+        pool = max(5, sum(threads or settings.threads_for(q) for q in consumed) + 2)
     name = f"walletd-{role}" + (f"[{label}]" if label else "")
     engine = make_engine(settings.effective_database_url, pool_size=pool, application_name=name)
     services = Services(

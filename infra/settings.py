@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from infra.messaging import queues
+
 Role = Literal["ingress", "worker", "embedded", "cli"]
 
 
@@ -40,6 +42,8 @@ class Settings:
         http_workers: gunicorn worker processes for ``walletd ingress``.
         http_threads: threads per gunicorn worker.
         worker_processes / worker_threads: dramatiq pool sizes for ``walletd worker``.
+        queue_threads: per-queue thread counts (``WALLETD_WORKER_THREADS_<QUEUE>``); a queue
+            not listed gets ``worker_threads``. Every queue has its own pool.
         master_key_file: Path of the versioned master keys. Empty for the ingress role.
         webhook_allow: Hosts/CIDRs that webhooks may reach over plain http or private IPs.
         base_url: The public URL clients use (written into root-api-key.json).
@@ -58,6 +62,7 @@ class Settings:
     http_threads: int = 8
     worker_processes: int = 1
     worker_threads: int = 8
+    queue_threads: tuple[tuple[str, int], ...] = ()
     master_key_file: str = ""
     webhook_allow: tuple[str, ...] = field(default_factory=tuple)
     base_url: str = ""
@@ -84,6 +89,9 @@ class Settings:
             http_threads=_int(e, "WALLETD_HTTP_THREADS", 8),
             worker_processes=_int(e, "WALLETD_WORKER_PROCESSES", 1),
             worker_threads=_int(e, "WALLETD_WORKER_THREADS", 8),
+            queue_threads=tuple(
+                (q, _int(e, f"WALLETD_WORKER_THREADS_{q.upper()}", 0)) for q in queues.ALL
+                if e.get(f"WALLETD_WORKER_THREADS_{q.upper()}")),
             master_key_file=e.get("WALLETD_MASTER_KEY_FILE", str(data_dir / "master-keys.json")),
             webhook_allow=allow,
             base_url=e.get("WALLETD_BASE_URL", ""),
@@ -91,6 +99,10 @@ class Settings:
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
         )
+
+    def threads_for(self, queue: str) -> int:
+        """The size of ``queue``'s own worker pool."""
+        return max(1, dict(self.queue_threads).get(queue, self.worker_threads))
 
     def for_role(self, role: Role) -> Settings:
         """Settings as a process of ``role`` sees them.

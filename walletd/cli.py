@@ -99,7 +99,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
           flush=True)
     declare_all(services)
     stop = threading.Event()
-    worker = start_workers(services, set(queues.ALL), settings.worker_threads, stop)
+    worker = start_workers(services, set(queues.ALL), None, stop)
     app = create_app(bootstrap(settings, "ingress", broker=services.broker))
 
     class Server(ThreadingMixIn, WSGIServer):
@@ -157,7 +157,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
               file=sys.stderr)
         return 2
     count = args.processes or settings.worker_processes
-    threads = args.threads or settings.worker_threads
+    threads = args.threads  # None: each queue's own count from the settings
     if count == 1:
         _worker_process(settings, names, threads, sweep=True)
         return 0
@@ -176,15 +176,17 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _worker_process(settings: Settings, names: set[str], threads: int, sweep: bool) -> None:
+def _worker_process(settings: Settings, names: set[str], threads: int | None, sweep: bool) -> None:
     from walletd.processes import declare_all, start_workers
 
     _configure_logging(settings)
-    services = bootstrap(settings, "worker", label=",".join(sorted(names)))
+    services = bootstrap(settings, "worker", label=",".join(sorted(names)), queue_names=names,
+                         threads=threads)
     declare_all(services)
     stop = threading.Event()
     worker = start_workers(services, names, threads, stop, sweep=sweep)
-    log.info("worker consuming %s with %d threads", ",".join(sorted(names)), threads)
+    log.info("worker consuming %s", ", ".join(
+        f"{name} ({len(w.workers)} threads)" for name, w in worker.by_queue.items()))
     try:
         _wait_for_signal()
     finally:

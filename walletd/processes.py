@@ -34,11 +34,35 @@ def declare_all(services: Services) -> list[dramatiq.Actor]:
     return actors
 
 
-def start_workers(services: Services, queue_names: set[str], threads: int,
-                  stop: threading.Event, sweep: bool = True) -> Worker:
-    """Start a dramatiq worker on ``queue_names`` (plus the sweepers when asked)."""
-    worker = Worker(services.broker, queues=queue_names, worker_threads=threads)
-    worker.start()
+class Workers:
+    """One dramatiq :class:`Worker` per queue in this process, started and stopped together.
+
+    A worker has one pool of threads for all the queues it consumes, so one worker over
+    several queues lets a slow queue (signing) occupy every thread and starve the others
+    (consensus, notifications). One worker per queue gives each queue its own pool.
+    """
+
+    def __init__(self, workers: dict[str, Worker]) -> None:
+        self.by_queue = workers
+
+    def stop(self, timeout: int = 600_000) -> None:
+        """Stop every worker (each lets its in-flight messages finish within ``timeout`` ms)."""
+        for worker in self.by_queue.values():
+            worker.stop(timeout)
+
+
+def start_workers(services: Services, queue_names: set[str], threads: int | None,
+                  stop: threading.Event, sweep: bool = True) -> Workers:
+    """Start one dramatiq worker per queue of ``queue_names`` (plus the sweepers when asked).
+
+    Each queue gets ``threads`` threads, or when ``None`` its own count from the settings
+    (``WALLETD_WORKER_THREADS_<QUEUE>``, default ``WALLETD_WORKER_THREADS``).
+    """
+    workers: dict[str, Worker] = {}
+    for name in sorted(queue_names):
+        count = threads or services.settings.threads_for(name)
+        workers[name] = Worker(services.broker, queues={name}, worker_threads=count)
+        workers[name].start()
     if sweep and queues.CONSENSUS in queue_names:
         consensus.sweeper.start(services, stop)
     if sweep and queues.NOTIFICATIONS in queue_names:
@@ -50,4 +74,4 @@ def start_workers(services: Services, queue_names: set[str], threads: int,
                     raise
                 continue
             module.start(services, stop)
-    return worker
+    return Workers(workers)
