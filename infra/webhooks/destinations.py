@@ -5,7 +5,10 @@ addresses. Private, loopback, link-local, multicast, reserved, shared (CGNAT) an
 addresses are refused, including when they hide inside IPv6 (IPv4-mapped, NAT64, 6to4, Teredo).
 An :class:`AllowList` (``WALLETD_WEBHOOK_ALLOW``: comma-separated hosts or CIDRs, empty by
 default, parsed by the caller) names destinations that may be private and may use plain
-``http``: for development and tests.
+``http``: for development and tests. A host name listed by name may use http; a host name
+whose every resolved address is inside a listed network (``127.0.0.0/8`` for
+``http://localhost:8080``) may too, which only resolution can tell: :func:`parse_destination`
+lets such a URL through when networks are listed and :func:`resolve_destination` decides.
 
 :func:`parse_destination` is the static check (registration). :func:`resolve_destination` runs
 at send time, resolves the host once and returns the address to connect to, so the address
@@ -213,9 +216,9 @@ def parse_destination(url: str, allow: AllowList) -> Destination:
         raise UnsafeDestination("the webhook URL must not contain credentials", field="url")
     host = _normalize_host(parts.hostname or "")
     allowed = allow.allows_host(host)
-    if scheme == "http" and not allowed:
-        raise UnsafeDestination("plain http is only allowed for allow-listed hosts", field="url")
     literal = _literal(host)
+    if scheme == "http" and not allowed and not (literal is None and allow.networks):
+        raise UnsafeDestination("plain http is only allowed for allow-listed hosts", field="url")
     if literal is not None and not allowed and not is_public_address(literal):
         raise UnsafeDestination("the webhook address is not public", field="url")
     netloc = f"[{host}]" if literal is not None and literal.version == 6 else host
@@ -249,16 +252,18 @@ def resolve_destination(
     """Resolve at send time and check every address; pin the first.
 
     A host allow-listed by name may resolve anywhere. Otherwise every address must be public
-    or inside an allow-listed network; one bad address rejects the whole destination, so a
-    resolver that answers with a mix cannot steer the connection.
+    or inside an allow-listed network — for plain http, inside an allow-listed network; one
+    bad address rejects the whole destination, so a resolver that answers with a mix cannot
+    steer the connection.
 
     Raises:
         UnsafeDestination: An address is not allowed, or http is used without the allow list.
         DestinationUnresolved: The host does not resolve now.
     """
-    if destination.scheme == "http" and not allow.allows_host(destination.host):
-        raise UnsafeDestination("plain http is only allowed for allow-listed hosts", field="url")
     literal = _literal(destination.host)
+    plain = destination.scheme == "http"
+    if plain and not allow.allows_host(destination.host) and (literal is not None or not allow.networks):
+        raise UnsafeDestination("plain http is only allowed for allow-listed hosts", field="url")
     if literal is not None:
         raw: Sequence[str] = [destination.host]
     else:
@@ -273,7 +278,14 @@ def resolve_destination(
         raise DestinationUnresolved(f"webhook host {destination.host!r} has no address")
     by_name = literal is None and destination.host in allow.hosts
     for address in addresses:
-        if not (by_name or is_public_address(address) or allow.allows_address(address)):
+        if by_name or allow.allows_address(address):
+            continue
+        if plain:
+            raise UnsafeDestination(
+                "plain http is only allowed for allow-listed hosts; "
+                f"{destination.host} resolves to {address}, outside the allow-listed networks"
+            )
+        if not is_public_address(address):
             raise UnsafeDestination("the webhook host resolves to a non-public address")
     texts = tuple(str(a) for a in addresses)
     return ResolvedDestination(destination=destination, address=texts[0], addresses=texts)

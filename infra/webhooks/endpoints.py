@@ -22,7 +22,15 @@ from infra.clock import new_id
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookEndpoint
 from infra.errors import InvalidRequest
-from infra.webhooks.destinations import AllowList, parse_destination
+from infra.webhooks.destinations import (
+    AllowList,
+    DestinationUnresolved,
+    Resolver,
+    UnsafeDestination,
+    parse_destination,
+    resolve_destination,
+    system_resolver,
+)
 from infra.webhooks.payloads import EVENT_TYPES
 
 MAX_NAME_LENGTH = 256
@@ -39,9 +47,25 @@ def allow_list(entries: Iterable[str]) -> AllowList:
         raise InvalidRequest(f"WALLETD_WEBHOOK_ALLOW: {exc}") from exc
 
 
-def check_url(url: str, allow: AllowList) -> str:
-    """The normalized URL, or :class:`~infra.webhooks.destinations.UnsafeDestination`."""
-    return parse_destination(url, allow).url
+def check_url(url: str, allow: AllowList, resolver: Resolver = system_resolver) -> str:
+    """The normalized URL, or :class:`~infra.webhooks.destinations.UnsafeDestination`.
+
+    Plain http to a host name that is not allow-listed by name is accepted only if it resolves
+    into the allow-listed networks now (it is checked again at every send).
+    """
+    destination = parse_destination(url, allow)
+    if destination.scheme == "http" and not allow.allows_host(destination.host):
+        try:
+            resolve_destination(destination, allow, resolver)
+        except DestinationUnresolved as exc:
+            raise UnsafeDestination(
+                f"plain http is only allowed for allow-listed hosts; {destination.host} "
+                "does not resolve, so it cannot be matched to an allow-listed network",
+                field="url",
+            ) from exc
+        except UnsafeDestination as exc:
+            raise UnsafeDestination(exc.message, field="url") from exc
+    return destination.url
 
 
 def check_name(name: str) -> str:

@@ -196,6 +196,18 @@ def test_connection_goes_to_the_checked_address_not_a_second_lookup(
     assert got.header("Host") == f"rebind.test:{receiver.port}"
 
 
+def test_plain_http_to_a_name_in_an_allow_listed_network_is_delivered(
+    receiver: WebhookReceiver,
+) -> None:
+    url = f"http://localhost:{receiver.port}/hook"
+    allow = AllowList.parse("127.0.0.0/8")
+    record = attempt_delivery(
+        url, b"{}", {}, allow=allow, config=FAST, resolver=_map("localhost", "127.0.0.1")
+    )
+    assert (record.status_code, record.address, record.refused) == (200, "127.0.0.1", False)
+    assert receiver.wait_for(1)[0].header("Host") == f"localhost:{receiver.port}"
+
+
 def test_https_pinned_to_address_still_checks_certificate_for_the_host_name(
     tls_receiver: WebhookReceiver, tls_files: tuple[Path, Path]
 ) -> None:

@@ -17,6 +17,7 @@ from infra.webhooks.destinations import (
     resolve_destination,
     system_resolver,
 )
+from infra.webhooks.endpoints import check_url
 
 NONE = AllowList()
 
@@ -130,7 +131,42 @@ def test_allow_list_permits_private_and_plain_http(allow: str, url: str) -> None
 
 def test_allow_list_for_one_host_does_not_open_http_for_others() -> None:
     with pytest.raises(UnsafeDestination):
-        parse_destination("http://example.com/", AllowList.parse("localhost,10.0.0.0/8"))
+        parse_destination("http://example.com/", AllowList.parse("localhost"))
+    # With networks listed, a name's addresses decide: a public one is not allow-listed.
+    allow = AllowList.parse("localhost,10.0.0.0/8")
+    dest = parse_destination("http://example.com/", allow)
+    with pytest.raises(UnsafeDestination):
+        resolve_destination(dest, allow, _fixed("93.184.216.34"))
+    with pytest.raises(UnsafeDestination):
+        check_url("http://example.com/", allow, _fixed("93.184.216.34"))
+
+
+@pytest.mark.parametrize(
+    ("addresses", "ok"),
+    [
+        (["127.0.0.1"], True),
+        (["127.0.0.1", "::1"], False),  # ::1 is not in 127.0.0.0/8
+        (["127.0.0.1", "93.184.216.34"], False),  # public is not enough for plain http
+        (["10.0.0.1"], False),
+    ],
+)
+def test_plain_http_to_a_name_resolving_into_an_allowed_network(addresses: list[str], ok: bool) -> None:
+    allow = AllowList.parse("127.0.0.0/8")
+    url = "http://localhost:8080/hook"
+    dest = parse_destination(url, allow)
+    if ok:
+        assert check_url(url, allow, _fixed(*addresses)) == url
+        assert resolve_destination(dest, allow, _fixed(*addresses)).address == "127.0.0.1"
+    else:
+        with pytest.raises(UnsafeDestination):
+            check_url(url, allow, _fixed(*addresses))
+        with pytest.raises(UnsafeDestination):
+            resolve_destination(dest, allow, _fixed(*addresses))
+
+
+def test_plain_http_to_an_unresolvable_name_is_refused_at_registration() -> None:
+    with pytest.raises(UnsafeDestination):
+        check_url("http://nowhere.test/", AllowList.parse("127.0.0.0/8"), _fixed())
 
 
 def test_allow_list_rejects_garbage_entries() -> None:
