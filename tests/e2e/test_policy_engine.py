@@ -276,6 +276,22 @@ def test_denials_are_403_code_7_and_kept_in_the_audit_trail(deployment: Deployme
     assert all(f.failure and f.failure.code == 7 and f.failure.details == [] for f in failed)
 
 
+def test_members_read_their_organization_whatever_the_policies(deployment: Deployment) -> None:
+    """§8.4 default: users may read their own organization; policies govern activities only."""
+    root = make_organization(deployment, "reads")
+    a = _user(deployment, root, "alice")
+    deployment.client(root).create_policy(CreatePolicyBody(
+        policyName="deny everything", effect="EFFECT_DENY", notes="", condition="true"))
+    org = _organization(deployment, a)
+    assert org["organizationId"] == root.organization_id
+    assert [p["policyName"] for p in org["policies"]] == ["deny everything"]
+    listed = deployment.client(a).get_policies(GetPoliciesBody()).policies
+    assert [p.policyName for p in listed] == ["deny everything"]
+    with pytest.raises(TurnkeyNetworkError) as denied:
+        deployment.client(a).create_wallet(CreateWalletBody(walletName="a", accounts=[ETH_ACCOUNT]))
+    assert denied.value.status_code == 403
+
+
 def test_a_policy_that_does_not_parse_is_refused_with_its_position(deployment: Deployment) -> None:
     root = make_organization(deployment, "syntax")
     with pytest.raises(TurnkeyNetworkError) as refused:
