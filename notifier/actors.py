@@ -267,9 +267,20 @@ def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
 
 
 def _update_health(
-    notifier: Notifier, session: Any, claim: _Claim, record: AttemptRecord, at: datetime
+    notifier: Notifier,
+    session: Any,
+    claim: _Claim,
+    record: AttemptRecord,
+    at: datetime,
+    *,
+    exhausted: bool = False,
 ) -> None:
     """Track how long the endpoint has failed; disable it after days without success.
+
+    It is disabled after ``disable_after_ms`` (5 days) of failure, checked at each attempt,
+    or at once when a delivery ran out of retries (``exhausted``) and the endpoint has failed
+    without a success for at least the schedule's minimum span (a day): otherwise an endpoint
+    that gets no new events after its last delivery gave up would stay enabled forever.
 
     Writes only when the health changes (first failure, first success after failures), so the
     common path costs no extra statement.
@@ -291,15 +302,17 @@ def _update_health(
         return
     since_ms = int(as_utc(claim.failing_since).timestamp() * 1000)
     at_ms = int(at.timestamp() * 1000)
-    if not failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
+    gave_up = exhausted and at_ms - since_ms >= notifier.schedule.min_span_s * 1000
+    if not gave_up and not failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
         return
     endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
     if endpoint is None or not endpoint.is_active or endpoint.failing_since is None:
         return
     days = (at_ms - since_ms) / 86_400_000
-    endpoint_rules.disable_endpoint(
-        session, endpoint, f"disabled after failing for {days:.1f} days without success", at
-    )
+    reason = f"disabled after failing for {days:.1f} days without success"
+    if gave_up:
+        reason += "; a delivery ran out of retries"
+    endpoint_rules.disable_endpoint(session, endpoint, reason, at)
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
@@ -377,7 +390,12 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
         if delay_ms is not None:
             broker = notifier.services.broker
             uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
-        _update_health(notifier, session, claim, record, at)
+        exhausted = (
+            decision.state is DeliveryState.FAILED
+            and not record.refused
+            and classify(record.status_code) is AttemptClass.RETRYABLE
+        )
+        _update_health(notifier, session, claim, record, at, exhausted=exhausted)
         uow.commit()
         return decision.state.value
 

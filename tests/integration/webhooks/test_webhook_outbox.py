@@ -350,6 +350,41 @@ def test_endpoint_failing_for_days_is_disabled_and_shown_as_an_activity(
     assert deliver_webhook(world.notifier, row.id) == "endpoint inactive"
 
 
+@pytest.mark.parametrize(
+    ("failing_for", "disabled"), [(timedelta(days=2), True), (timedelta(hours=2), False)]
+)
+def test_endpoint_is_disabled_when_a_delivery_runs_out_of_retries_after_a_day_of_failure(
+    world: World, receiver: WebhookReceiver, failing_for: timedelta, disabled: bool
+) -> None:
+    # The schedule gives up after ~1.5 days, before the 5-day rule could fire; without new
+    # events no later attempt would ever check again.
+    receiver.script([Reply(503)])
+    endpoint_id = world.add_endpoint(world.root_id, receiver.url)
+    world.submit(world.root_id)
+    (row,) = _deliveries(world)
+    last = world.notifier.schedule.max_attempts - 1
+    with world.services.uow() as uow:
+        uow.session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id == endpoint_id)
+            .values(failing_since=now() - failing_for)
+        )
+        uow.session.execute(
+            update(WebhookDelivery).where(WebhookDelivery.id == row.id).values(schedule_attempts=last)
+        )
+        uow.commit()
+    assert deliver_webhook(world.notifier, row.id) == "FAILED"
+    with world.services.session_factory() as session:
+        endpoint = session.get(WebhookEndpoint, endpoint_id)
+        assert endpoint is not None and endpoint.is_active is not disabled
+        shown = session.scalars(
+            select(Activity).where(Activity.type == "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT")
+        ).all()
+    assert len(shown) == (1 if disabled else 0)
+    if disabled:
+        assert endpoint.disabled_reason and "ran out of retries" in endpoint.disabled_reason
+
+
 def test_success_clears_the_failing_since_mark(world: World, receiver: WebhookReceiver) -> None:
     endpoint_id = world.add_endpoint(world.root_id, receiver.url)
     world.submit(world.root_id)
