@@ -85,7 +85,9 @@ class ActivitySpec:
         check: Optional read-only check run by the ingress before storing (fast 4xx).
         parent_may_submit: A parent organization's credential may submit it for a
             sub-organization (email/OTP style activities).
-        root_quorum_only: Policies are ignored; only the root quorum may run it.
+        root_quorum_only: Policies are ignored; only the root quorum may run it. The engine
+            reads ``infra.policy.variables.ROOT_QUORUM_KINDS``; a registry test keeps the two
+            equal.
         consensus_vote: It is a vote on another activity (approve/reject).
     """
 
