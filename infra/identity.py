@@ -5,7 +5,8 @@ Plugs into the foundation's extension points (registered by :func:`register`, li
 
 * ``infra.users.USER_EXTRAS``: when a user is created (``create_users``, sub-organization root
   users) its email / phone number are validated and its passkeys, OAuth providers and tags
-  are attached;
+  are attached (``infra.users.USER_CHECKS`` checks the same read-only from activity ``check``,
+  so bad input is a 400 before the activity is stored);
 * ``infra.views.users.USER_SECTIONS``: ``oauthProviders`` and ``userTags`` of ``v1User``;
 * ``infra.queries.get_organization.ORGANIZATION_SECTIONS``: ``tags``, ``invitations`` and
   ``smartContractInterfaceReferences`` of the organization.
@@ -356,6 +357,24 @@ def attach_identity(
         assign_user_tag(session, tag, [user.id])
 
 
+def check_identity(session: Session, organization_id: str, params: Any, field: str) -> None:
+    """``USER_CHECKS`` entry: what ``attach_identity`` would refuse, checked read-only.
+
+    Contacts, passkey attestations (against ``organization_id``'s WebAuthn origins), OAuth
+    identities and user tags; duplicates are left to ``attach_identity``.
+    """
+    from infra.passkeys import verify_authenticator
+
+    validate_contacts(params, field)
+    for i, authenticator in enumerate(getattr(params, "authenticators", []) or []):
+        verify_authenticator(session, organization_id, dict(authenticator),
+                             f"{field}.authenticators[{i}]")
+    for i, provider in enumerate(getattr(params, "oauth_providers", []) or []):
+        provider_identity(dict(provider), f"{field}.oauthProviders[{i}]")
+    for tag_id in getattr(params, "user_tags", []) or []:
+        tag_in_org(session, organization_id, tag_id, TAG_TYPE_USER)
+
+
 # --------------------------------------------------------------------------- view sections
 
 
@@ -444,11 +463,13 @@ def organization_section(session: Session, organization_id: str) -> dict[str, An
 def register() -> None:
     """Plug the user extra and the view sections in (idempotent)."""
     from infra.queries.get_organization import ORGANIZATION_SECTIONS
-    from infra.users import USER_EXTRAS
+    from infra.users import USER_CHECKS, USER_EXTRAS
     from infra.views.users import USER_SECTIONS
 
     if attach_identity not in USER_EXTRAS:
         USER_EXTRAS.append(attach_identity)
+    if check_identity not in USER_CHECKS:
+        USER_CHECKS.append(check_identity)
     if user_identity_section not in USER_SECTIONS:
         USER_SECTIONS.append(user_identity_section)
     if organization_section not in ORGANIZATION_SECTIONS:

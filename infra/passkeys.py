@@ -11,7 +11,7 @@ assertion over the raw body.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -57,6 +57,28 @@ def allowed_origins(session: Session, organization_id: str) -> list[str] | None:
     return None
 
 
+def verify_authenticator(
+    session: Session, organization_id: str, params: Mapping[str, Any], field: str
+) -> webauthn.RegisteredCredential:
+    """Check a ``v1AuthenticatorParamsV2`` for ``organization_id`` without storing anything.
+
+    Raises:
+        InvalidRequest: missing name, or the attestation does not verify (with why).
+    """
+    name = params.get("authenticatorName")
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidRequest("authenticatorName is required", field=f"{field}.authenticatorName")
+    if len(name) > 256:
+        raise InvalidRequest("authenticatorName may be at most 256 characters",
+                             field=f"{field}.authenticatorName")
+    try:
+        return webauthn.verify_registration(
+            params, allowed_origins=allowed_origins(session, organization_id)
+        )
+    except InvalidRequest as ex:
+        raise type(ex)(f"{field}: {ex.message}", details=ex.details) from ex
+
+
 def add_authenticator(
     session: Session,
     organization_id: str,
@@ -71,18 +93,8 @@ def add_authenticator(
         InvalidRequest: missing name, or the attestation does not verify (with why).
         AlreadyExists: the credential is already registered in the organization.
     """
-    name = params.get("authenticatorName")
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidRequest("authenticatorName is required", field=f"{field}.authenticatorName")
-    if len(name) > 256:
-        raise InvalidRequest("authenticatorName may be at most 256 characters",
-                             field=f"{field}.authenticatorName")
-    try:
-        credential = webauthn.verify_registration(
-            params, allowed_origins=allowed_origins(session, organization_id)
-        )
-    except InvalidRequest as ex:
-        raise type(ex)(f"{field}: {ex.message}", details=ex.details) from ex
+    credential = verify_authenticator(session, organization_id, params, field)
+    name = str(params["authenticatorName"])
 
     def exists() -> bool:
         clash = session.scalar(

@@ -2,7 +2,8 @@
 
 Credential kinds other than API keys (authenticators, OAuth providers) and user tags are
 attached by the modules that own them through ``USER_EXTRAS``: each is
-``extra(session, organization_id, user, params, now, field_prefix)``.
+``extra(session, organization_id, user, params, now, field_prefix)``; the same modules check
+the params up front through ``USER_CHECKS`` (:func:`check_user`, from activity ``check``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from pydantic import Field
 from sqlalchemy.orm import Session
 
-from infra.credentials import ApiKeyParams, add_api_key
+from infra.credentials import ApiKeyParams, add_api_key, canonical_public_key
 from infra.db.models.organizations import User
 from infra.errors import InvalidRequest
 from infra.wiremodel import WireModel
@@ -34,6 +35,26 @@ class UserParams(WireModel):
 
 UserExtra = Callable[[Session, str, User, UserParams, datetime, str], None]
 USER_EXTRAS: list[UserExtra] = []
+#: Read-only checks of user params run by the ingress before the activity is stored, so bad
+#: input is a 400 with nothing stored: ``check(session, organization_id, params, field)``.
+UserCheck = Callable[[Session, str, UserParams, str], None]
+USER_CHECKS: list[UserCheck] = []
+
+
+def check_user(session: Session, organization_id: str, params: UserParams, field: str) -> None:
+    """Refuse what can be refused about a new user before anything is stored.
+
+    ``organization_id`` is where the user will live, or for a new sub-organization its
+    parent (whose settings, such as WebAuthn origins, the sub-organization inherits).
+    ``create_user`` checks the same again when it runs.
+
+    Raises:
+        InvalidRequest: a bad API key, contact, passkey attestation, OAuth identity, ...
+    """
+    for i, key in enumerate(params.api_keys):
+        canonical_public_key(key, f"{field}.apiKeys[{i}].publicKey")
+    for check in USER_CHECKS:
+        check(session, organization_id, params, field)
 
 
 def create_user(session: Session, organization_id: str, params: UserParams, now: datetime,

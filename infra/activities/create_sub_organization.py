@@ -18,7 +18,7 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.errors import InvalidRequest
 from infra.messaging import queues
-from infra.users import UserParams, create_user
+from infra.users import UserParams, check_user, create_user
 from infra.validation import limits
 from infra.validation.features import FeatureName
 from infra.wiremodel import WireModel
@@ -66,6 +66,9 @@ _DISABLED_FEATURES = {
 def check(params: Params, ctx: CheckContext) -> None:
     parent = ctx.session.get(Organization, ctx.organization_id)
     limits.SUB_ORGANIZATIONS.check(0, is_sub_organization=bool(parent and parent.parent_id))
+    # The sub-organization does not exist yet; it inherits the parent's settings.
+    for i, user in enumerate(params.root_users):
+        check_user(ctx.session, ctx.organization_id, user, f"parameters.rootUsers[{i}]")
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:

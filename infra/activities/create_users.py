@@ -7,9 +7,8 @@ from typing import Any
 from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.credentials import canonical_public_key
 from infra.messaging import queues
-from infra.users import UserParams, create_user
+from infra.users import UserParams, check_user, create_user
 from infra.wiremodel import WireModel
 
 
@@ -21,8 +20,7 @@ class Params(WireModel):
 
 def check(params: Params, ctx: CheckContext) -> None:
     for i, user in enumerate(params.users):
-        for j, key in enumerate(user.api_keys):
-            canonical_public_key(key, f"parameters.users[{i}].apiKeys[{j}].publicKey")
+        check_user(ctx.session, ctx.organization_id, user, f"parameters.users[{i}]")
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
