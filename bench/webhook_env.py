@@ -163,7 +163,7 @@ class Organization:
         with self.services.uow() as uow:
             activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
             assert activity is not None
-            result = {"updateUserNameResult": {}}
+            result: dict[str, Any] = {"updateUserNameResult": {}}
             lifecycle.transition(uow.session, activity, lifecycle.COMPLETED, result=result)
             uow.commit()
 
