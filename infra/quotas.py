@@ -89,17 +89,17 @@ def enforce(session: Session, now: datetime | None = None) -> None:
 
 
 def _limited_organizations(pending: list[Any]) -> set[str]:
-    """Ids of the stored organizations whose limits ``pending`` inserts are counted against."""
+    """Ids of the stored organizations whose counted limits ``pending`` inserts are checked
+    against. New sub-organizations are not counted (a parent may have any number, a
+    sub-organization none), so creating them does not serialize on the parent."""
     limited = {*ORGANIZATION_LIMITS, *USER_LIMITS, ApiKey.__tablename__}
     new_orgs = {obj.id for obj in pending if isinstance(obj, Organization)}
     ids: set[str] = set()
     for obj in pending:
-        if isinstance(obj, Organization):
-            owner = obj.parent_id
-        else:
-            table = _table(obj)
-            counted = table is not None and table.name in limited
-            owner = getattr(obj, "organization_id", None) if counted else None
+        table = _table(obj)
+        if table is None or table.name not in limited:
+            continue
+        owner = getattr(obj, "organization_id", None)
         if owner and owner not in new_orgs:
             ids.add(str(owner))
     return ids

@@ -6,7 +6,8 @@ would go over a limit fails with :class:`ResourceLimitExceeded` — a ``Resource
 so HTTP 429 / gRPC 8 — whose message names the limit, e.g.
 ``organization has exceeded maximum number of users (limit users_per_organization: 100)``.
 
-Request-rate limits (requests per second) are not resource limits and live with ingress.
+Request-rate limits (requests per second) are not resource limits and are not implemented:
+a deployment rate-limits in front of the ingress (docs/identity.md).
 """
 
 from __future__ import annotations

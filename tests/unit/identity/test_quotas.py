@@ -245,3 +245,14 @@ def test_oauth_providers_per_user(session: Session) -> None:
     session.add(OauthProvider(**_oauth(org, other, 10)))  # the limit is per user
     session.flush()
     assert _count(session, OauthProvider, user_id=other.id) == 1
+
+
+def test_flushes_lock_the_organizations_they_count_in_not_a_new_sub_orgs_parent() -> None:
+    """What ``lock_organizations`` locks on PostgreSQL (the race itself is an integration test)."""
+    from infra.quotas import _limited_organizations
+
+    new_sub = Organization(id="new-sub", name="sub", parent_id="parent")
+    pending = [Policy(organization_id="a", name="p", effect="EFFECT_ALLOW"),
+               User(organization_id="b", name="u"), new_sub,
+               User(organization_id="new-sub", name="root")]
+    assert _limited_organizations(pending) == {"a", "b"}
