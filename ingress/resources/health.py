@@ -6,6 +6,7 @@ import falcon
 from sqlalchemy import text
 
 from infra.bootstrap import Services
+from infra.errors import GRPC_UNAVAILABLE
 from infra.messaging.broker import ping
 
 
@@ -38,3 +39,6 @@ class ReadyResource:
         ok = all(v == "ok" for v in checks.values())
         resp.status = falcon.HTTP_200 if ok else falcon.HTTP_503
         resp.media = {"status": "ready" if ok else "unavailable", "checks": checks}
+        if not ok:  # an error answer carries the wire error fields too (UNAVAILABLE, 14)
+            down = ", ".join(f"{name} {state}" for name, state in checks.items() if state != "ok")
+            resp.media |= {"code": GRPC_UNAVAILABLE, "message": f"not ready: {down}", "details": []}
