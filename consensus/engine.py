@@ -7,7 +7,9 @@ variables) and returns a :class:`Decision`. The order is:
 1. hard denials (feature gates, e.g. "imports must target your own user") ⇒ explicit deny;
 2. a reject vote ⇒ ``OUTCOME_REJECTED``;
 3. enough root users among the approvers ⇒ allow, policies bypassed;
-   root-quorum-only types stop here (waiting for root votes, or implicitly denied);
+   root-quorum-only types stop here (waiting for root votes, or implicitly denied); a root
+   user's vote on an activity they may vote on is allowed too, policies bypassed (it is how
+   the root quorum is reached, and no policy may limit it);
 4. any applicable ``EFFECT_DENY`` policy ⇒ explicit deny (deny always wins), unless some
    root users approved but not yet enough: then ``OUTCOME_REQUIRES_CONSENSUS``, because no
    policy may limit what the root quorum does (§8.4) and the other roots must get to vote;
@@ -230,12 +232,19 @@ def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None
     return Decision(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
 
 
+def _root_vote(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None:
+    if proposal.kind in VOTE_KINDS and proposal.voter_entitled and _root_approvers(proposal, quorum):
+        return Decision(Outcome.ALLOW, "a root user's vote: policies cannot limit the root quorum")
+    return None
+
+
 def decided_before_policies(proposal: Proposal, root_quorum: RootQuorum | None) -> bool:
     """Whether gates, rejections or the root quorum settle ``proposal`` (policies unused)."""
     if hard_denial(proposal.activity_type, proposal.parameters, proposal.requester_id,
                    proposal.features):
         return True
-    return bool(proposal.rejecters) or _root_step(proposal, root_quorum) is not None
+    return (bool(proposal.rejecters) or _root_step(proposal, root_quorum) is not None
+            or _root_vote(proposal, root_quorum) is not None)
 
 
 def evaluate(
@@ -249,7 +258,7 @@ def evaluate(
         return Decision(Outcome.DENY_EXPLICIT, denial, by_gate=True)
     if proposal.rejecters:
         return Decision(Outcome.REJECTED, "rejected by " + ", ".join(sorted(proposal.rejecters)))
-    root = _root_step(proposal, root_quorum)
+    root = _root_step(proposal, root_quorum) or _root_vote(proposal, root_quorum)
     if root is not None:
         return root
     env = variables_for(proposal)
