@@ -54,12 +54,15 @@ def run_activity(services: Services, activity_id: str) -> str | None:
         activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
         if activity is None:
             return None
-        spec, version = registry().by_type[activity.type]
-        params = version.params.model_validate(activity.intent[version.intent_key])
-        ctx = ActivityContext(session=uow.session, activity=activity,
-                              organization_id=activity.organization_id, user_id=activity.user_id,
-                              version=version, now=now(), services=services)
         try:
+            # Inside the guard: an intent stored under older rules that no longer validates
+            # is recorded as a failure rather than crashing every redelivery.
+            spec, version = registry().by_type[activity.type]
+            params = version.params.model_validate(activity.intent[version.intent_key])
+            ctx = ActivityContext(session=uow.session, activity=activity,
+                                  organization_id=activity.organization_id,
+                                  user_id=activity.user_id, version=version, now=now(),
+                                  services=services)
             body = spec.execute(params, ctx)
             lifecycle.transition(uow.session, activity, lifecycle.COMPLETED,
                                  result={version.result_key: body})

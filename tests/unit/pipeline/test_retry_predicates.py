@@ -127,3 +127,20 @@ def test_a_crash_while_evaluating_fails_the_activity_instead_of_looping(
     status, failure = _status(pipeline, activity_id)
     assert status == lifecycle.FAILED and failure is not None and failure["code"] == 13
     assert consensus.actors.evaluate_activity(pipeline.services, activity_id) is None
+
+
+def test_an_intent_that_no_longer_validates_fails_instead_of_crashing(pipeline: Pipeline) -> None:
+    activity_id, _ = pipeline.submit_create_api_key()
+    # As if stored by an older version with looser rules (names had no length bound).
+    with pipeline.services.session_factory() as session:
+        activity = session.get(Activity, activity_id)
+        assert activity is not None
+        intent = dict(activity.intent)
+        key_intent = dict(intent["createApiKeysIntentV2"])
+        key_intent["apiKeys"] = [dict(key_intent["apiKeys"][0], apiKeyName="n" * 300)]
+        activity.intent = {**intent, "createApiKeysIntentV2": key_intent}
+        session.commit()
+    assert run_activity(pipeline.services, activity_id) == lifecycle.FAILED
+    status, failure = _status(pipeline, activity_id)
+    assert status == lifecycle.FAILED and failure is not None and failure["code"] == 13
+    assert run_activity(pipeline.services, activity_id) is None
