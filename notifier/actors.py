@@ -305,8 +305,22 @@ def _update_health(
     gave_up = exhausted and at_ms - since_ms >= notifier.schedule.min_span_s * 1000
     if not gave_up and not failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
         return
+    # Two deliveries to the endpoint may fail at once: the conditional UPDATE lets exactly one
+    # of them disable it (the other waits on the row lock, then matches nothing).
+    claimed = session.execute(
+        update(WebhookEndpoint)
+        .where(
+            WebhookEndpoint.id == endpoint_id,
+            WebhookEndpoint.is_active.is_(True),
+            WebhookEndpoint.failing_since.is_not(None),
+        )
+        .values(is_active=False)
+        .execution_options(synchronize_session=False)
+    )
+    if claimed.rowcount != 1:
+        return
     endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
-    if endpoint is None or not endpoint.is_active or endpoint.failing_since is None:
+    if endpoint is None:
         return
     days = (at_ms - since_ms) / 86_400_000
     reason = f"disabled after failing for {days:.1f} days without success"
