@@ -184,30 +184,25 @@ class _DeadlineHTTPSConnection(_DeadlineConnectionMixin, HTTPSConnection):  # ty
     pass
 
 
-class _DeadlineHTTPPool(HTTPConnectionPool):
+class _DeadlinePoolMixin:
+    """A connection pool whose new connections carry the attempt's deadline."""
+
+    def __init__(self, *args: Any, attempt_deadline: float, **kwargs: Any) -> None:
+        self.attempt_deadline = attempt_deadline
+        super().__init__(*args, **kwargs)
+
+    def _new_conn(self) -> Any:
+        conn = super()._new_conn()  # type: ignore[misc]
+        conn.attempt_deadline = self.attempt_deadline
+        return conn
+
+
+class _DeadlineHTTPPool(_DeadlinePoolMixin, HTTPConnectionPool):
     ConnectionCls = _DeadlineHTTPConnection
 
-    def __init__(self, *args: Any, attempt_deadline: float, **kwargs: Any) -> None:
-        self.attempt_deadline = attempt_deadline
-        super().__init__(*args, **kwargs)
 
-    def _new_conn(self) -> Any:
-        conn = super()._new_conn()
-        conn.attempt_deadline = self.attempt_deadline  # type: ignore[attr-defined]
-        return conn
-
-
-class _DeadlineHTTPSPool(HTTPSConnectionPool):
+class _DeadlineHTTPSPool(_DeadlinePoolMixin, HTTPSConnectionPool):
     ConnectionCls = _DeadlineHTTPSConnection
-
-    def __init__(self, *args: Any, attempt_deadline: float, **kwargs: Any) -> None:
-        self.attempt_deadline = attempt_deadline
-        super().__init__(*args, **kwargs)
-
-    def _new_conn(self) -> Any:
-        conn = super()._new_conn()
-        conn.attempt_deadline = self.attempt_deadline  # type: ignore[attr-defined]
-        return conn
 
 
 class PinnedAdapter(HTTPAdapter):

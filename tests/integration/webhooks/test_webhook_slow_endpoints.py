@@ -28,12 +28,25 @@ from tests.support.webhook_world import World, build_world
 LATE_RETRIES = RetrySchedule(first_delay_s=3600)
 
 
-def _wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
+def _wait_until(
+    condition: Callable[[], bool], what: str | Callable[[], str], timeout_s: float = 30.0
+) -> None:
     limit = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > limit:
-            raise TimeoutError(what)
+            raise TimeoutError(what if isinstance(what, str) else what())
         time.sleep(0.05)
+
+
+def _states(world: World) -> str:
+    """Every delivery and attempt, for a failure message."""
+    rows = [
+        f"{d.id[:8]} {d.status} attempts={d.attempts} next={d.next_attempt_at} "
+        f"sending_until={d.sending_until} dispatched_until={d.dispatched_until} error={d.last_error}"
+        for d in _deliveries(world)
+    ]
+    tries = [f"{a.delivery_id[:8]} {a.outcome} {a.status_code} {a.error}" for a in _attempts(world)]
+    return "not every delivery succeeded:\n" + "\n".join([*rows, "attempts:", *tries])
 
 
 def _attempts(world: World) -> list[WebhookAttempt]:
@@ -147,7 +160,8 @@ def test_hanging_endpoint_with_more_deliveries_than_threads_leaves_room_for_othe
         slow.wait_for(threads + 3, timeout_s=30)
         _wait_until(
             lambda: all(row.status == "SUCCEEDED" for row in _deliveries(world)),
-            "not every delivery succeeded",
+            lambda: _states(world),
+            timeout_s=60,
         )
         assert len(set(slow.accepted_event_ids())) == threads + 3
         assert len(slow.requests) == threads + 3
