@@ -22,7 +22,6 @@ relay. Two measurements, each against a baseline taken in the same run:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import statistics
 import tempfile
@@ -35,7 +34,6 @@ from pathlib import Path
 from dramatiq import Worker
 from sqlalchemy import func, select
 
-from bench.webhook_env import Organization, Receiver, build_organization, scratch_postgres
 from infra.clock import now_ms
 from infra.db.models.webhooks import WebhookDelivery
 from infra.messaging import queues
@@ -43,6 +41,9 @@ from infra.webhooks.signing import sign_delivery
 from notifier import sweeper
 from notifier.actors import declare
 from notifier.delivery import attempt_delivery
+from tests.support import services
+from tests.support.webhook_receiver import WebhookReceiver
+from tests.support.webhook_world import World, build_world
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -51,7 +52,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def _direct_post(world: Organization, url: str) -> float:
+def _direct_post(world: World, url: str) -> float:
     """One signed POST straight to the receiver; returns its latency in ms."""
     body = b'{"id":"baseline","organizationId":"o","status":"S","type":"T"}'
     key = world.notifier.keys.ring().signing_key(now_ms())
@@ -69,7 +70,7 @@ def _direct_post(world: Organization, url: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _succeeded(world: Organization) -> int:
+def _succeeded(world: World) -> int:
     with world.services.session_factory() as session:
         count = session.scalar(
             select(func.count()).select_from(WebhookDelivery).where(WebhookDelivery.status == "SUCCEEDED")
@@ -85,8 +86,8 @@ def _wait(predicate: Callable[[], bool], timeout: float = 300.0, poll_s: float =
         time.sleep(poll_s)
 
 
-def _start_notifier(world: Organization, threads: int) -> tuple[Worker, threading.Event]:
-    declare(world.services, world.notifier)
+def _start_notifier(world: World, threads: int) -> tuple[Worker, threading.Event]:
+    declare(world.services)
     worker = Worker(world.services.broker, queues={queues.NOTIFICATIONS}, worker_threads=threads)
     worker.start()
     stop = threading.Event()
@@ -94,11 +95,11 @@ def _start_notifier(world: Organization, threads: int) -> tuple[Worker, threadin
     return worker, stop
 
 
-def throughput(world: Organization, receiver: Receiver, deliveries: int, threads: int) -> None:
+def throughput(world: World, receiver: WebhookReceiver, deliveries: int, threads: int) -> None:
     """Deliveries/s through outbox → relay → broker → actor → receiver, vs direct POSTs."""
-    world.add_endpoint(receiver.url)
+    world.add_endpoint(world.root_id, receiver.url)
     for _ in range(deliveries):  # one row per submission (the PENDING event)
-        world.submit()
+        world.submit(world.root_id)
     started = time.perf_counter()
     worker, stop = _start_notifier(world, threads)
     _wait(lambda: _succeeded(world) >= deliveries, poll_s=0.05)  # light on the database
@@ -116,16 +117,16 @@ def throughput(world: Organization, receiver: Receiver, deliveries: int, threads
     print(f"  ratio:            {(deliveries / elapsed) / (deliveries / base_elapsed):8.2f}")
 
 
-def latency(world: Organization, receiver: Receiver, events: int, threads: int) -> None:
+def latency(world: World, receiver: WebhookReceiver, events: int, threads: int) -> None:
     """Commit-to-arrival latency of COMPLETED webhooks, vs a direct POST's latency."""
     worker, stop = _start_notifier(world, threads)
-    base_receiver = Receiver().start()
+    base_receiver = WebhookReceiver().start()
     added: list[float] = []
     baseline: list[float] = []
     try:
         for _ in range(events):
-            activity_id = world.submit()
-            seen = len(receiver.bodies)
+            activity_id = world.submit(world.root_id)
+            seen = len(receiver.requests)
             world.complete(activity_id)
             committed = time.perf_counter()
             _wait(functools.partial(_arrived, receiver, activity_id, seen), timeout=60)
@@ -147,8 +148,9 @@ def latency(world: Organization, receiver: Receiver, events: int, threads: int) 
     print(f"  added by outbox+relay+broker: p50 {_percentile(added, 50) - _percentile(baseline, 50):7.1f} ms")
 
 
-def _arrived(receiver: Receiver, activity_id: str, seen: int) -> bool:
-    for payload in receiver.since(seen):
+def _arrived(receiver: WebhookReceiver, activity_id: str, seen: int) -> bool:
+    for request in receiver.requests[seen:]:
+        payload = request.json()
         if payload.get("id") == activity_id and payload.get("status") == ("ACTIVITY_STATUS_COMPLETED"):
             return True
     return False
@@ -164,16 +166,19 @@ def main() -> None:
     print(f"store: {'PostgreSQL' if args.postgres else 'SQLite'}; broker: in-memory")
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("throughput", "latency"):
-            with contextlib.ExitStack() as stack:
-                database = stack.enter_context(scratch_postgres()) if args.postgres else ""
-                receiver = stack.enter_context(Receiver())
-                world = build_organization(Path(tmp) / name, database_url=database)
-                if name == "throughput":
-                    throughput(world, receiver, args.deliveries, args.threads)
-                else:
-                    world.add_endpoint(receiver.url)
-                    latency(world, receiver, args.events, args.threads)
-                world.services.engine.dispose()
+            database = services.create_database() if args.postgres else ""
+            try:
+                with WebhookReceiver() as receiver:
+                    world = build_world(Path(tmp) / name, database_url=database)
+                    if name == "throughput":
+                        throughput(world, receiver, args.deliveries, args.threads)
+                    else:
+                        world.add_endpoint(world.root_id, receiver.url)
+                        latency(world, receiver, args.events, args.threads)
+                    world.services.engine.dispose()
+            finally:
+                if database:
+                    services.drop_database(database)
 
 
 if __name__ == "__main__":

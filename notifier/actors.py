@@ -33,7 +33,7 @@ from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.execution import MAX_RETRIES, retry_when
-from infra.messaging import contracts
+from infra.messaging import contracts, queues
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
 from infra.webhooks.extension import KEYRING
@@ -50,6 +50,7 @@ from infra.webhooks.schedule import (
 )
 from infra.webhooks.signing import sign_delivery
 from notifier.delivery import AttemptRecord, DeliveryConfig, attempt_delivery
+from notifier.dispatch import dispatch_due, sender
 
 log = logging.getLogger(__name__)
 
@@ -57,21 +58,27 @@ log = logging.getLogger(__name__)
 EARLY_SLACK = timedelta(seconds=1)
 #: Lease time beyond the attempt's deadline: signing before it, resolving the name, recording.
 LEASE_MARGIN = timedelta(seconds=10)
-#: Deliveries to one endpoint being sent at once; more wait, so a hanging endpoint holds at
-#: most this many notifier threads and the others keep serving other endpoints.
+#: The least number of deliveries one endpoint may have in flight (see :func:`in_flight_cap`).
 MAX_IN_FLIGHT_PER_ENDPOINT = 2
-#: A delivery whose endpoint is at its cap is due again this much later (the relay sends it
-#: once the endpoint has room).
-BUSY_PUSH_BACK = timedelta(seconds=1)
+
+
+def in_flight_cap(threads: int) -> int:
+    """Deliveries one endpoint may have in flight at once, for a notifier pool of ``threads``.
+
+    Half the pool (at least :data:`MAX_IN_FLIGHT_PER_ENDPOINT`): a healthy endpoint gets
+    deliveries in parallel, and a hanging one holds at most half the threads, so the other
+    half keeps serving every other endpoint.
+    """
+    return max(MAX_IN_FLIGHT_PER_ENDPOINT, threads // 2)
 #: Namespace of the PostgreSQL advisory locks that serialize claims per endpoint.
 _CLAIM_LOCK_SPACE = 0x57484B31
 
 
-def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
-    """SQL condition on a ``webhook_deliveries`` row: fewer than ``cap`` deliveries of its
+def in_flight(at: datetime) -> ColumnElement[int]:
+    """SQL scalar, correlated to a ``webhook_deliveries`` row: how many deliveries of its
     endpoint hold an unexpired sending lease at ``at``."""
     other = aliased(WebhookDelivery)
-    in_flight = (
+    return (
         select(func.count())
         .select_from(other)
         .where(
@@ -81,7 +88,12 @@ def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
         )
         .scalar_subquery()
     )
-    return in_flight < cap
+
+
+def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
+    """SQL condition on a ``webhook_deliveries`` row: fewer than ``cap`` deliveries of its
+    endpoint are in flight at ``at``."""
+    return in_flight(at) < cap
 
 
 @dataclass
@@ -133,8 +145,8 @@ def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> st
 
     A message that arrives before the row is due (clock skew between hosts, a stray copy)
     is put back with the remaining delay rather than left to the relay's grace period. A due,
-    unleased row was refused because its endpoint is at its in-flight cap: it is pushed back
-    by :data:`BUSY_PUSH_BACK` and left to the relay.
+    unleased row was refused because its endpoint is at its in-flight cap: its dispatch mark
+    is dropped and the relay (or the attempt that frees a slot) hands it on when there is room.
     """
     session = uow.session
     delivery = session.get(WebhookDelivery, delivery_id)
@@ -150,7 +162,8 @@ def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> st
     if delivery.sending_until is not None and as_utc(delivery.sending_until) >= at:
         return "busy"
     # Due and unleased, yet not claimed: its endpoint has its cap of deliveries in flight.
-    # Push it back and leave it to the relay, which sends it once the endpoint has room.
+    # Drop the dispatch mark and leave it to the relay and to the attempt that frees a slot,
+    # which hand it on once the endpoint has room (it keeps its place in the line).
     session.execute(
         update(WebhookDelivery)
         .where(
@@ -158,7 +171,7 @@ def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> st
             WebhookDelivery.status == DeliveryState.PENDING.value,
             or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
         )
-        .values(next_attempt_at=at + BUSY_PUSH_BACK, dispatched_until=None)
+        .values(dispatched_until=None)
         .execution_options(synchronize_session=False)
     )
     uow.commit()
@@ -410,6 +423,18 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
             and classify(record.status_code) is AttemptClass.RETRYABLE
         )
         _update_health(notifier, session, claim, record, at, exhausted=exhausted)
+        # This attempt frees a slot of its endpoint: hand its next due row on now rather
+        # than at the relay's next poll.
+        following = dispatch_due(
+            session,
+            at=at,
+            grace=notifier.dispatch_grace,
+            per_endpoint=notifier.max_in_flight,
+            limit=notifier.max_in_flight,
+            endpoint_id=claim.endpoint_id,
+        )
+        if following:
+            uow.after_commit(sender(notifier.services.broker, following))
         uow.commit()
         return decision.state.value
 
@@ -447,6 +472,9 @@ def build_notifier(services: Services, **overrides: Any) -> Notifier:
         keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
         services.extras[KEYRING] = keys
     allow = endpoint_rules.allow_list(services.settings.webhook_allow)
+    overrides.setdefault(
+        "max_in_flight", in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))
+    )
     return Notifier(services=services, keys=keys, allow=allow, **overrides)
 
 

@@ -7,8 +7,9 @@ already dispatched, marks them dispatched (``dispatched_until``) and sends
 broker message left behind: a dispatch that was not acted on within the grace period, or a
 sending lease that expired because the notifier died mid-request. Duplicated messages are
 harmless: the actor acts only on a due, unleased ``PENDING`` row. Rows whose endpoint already
-has its cap of deliveries in flight (``notifier.actors.MAX_IN_FLIGHT_PER_ENDPOINT``) wait here
-until it has room, rather than being sent only to be pushed back.
+has its cap of deliveries in flight (``notifier.actors.in_flight_cap``) wait here until it
+has room, and an endpoint is handed only as many rows as it has room for, rather than rows
+being sent only to bounce off the cap.
 """
 
 from __future__ import annotations
@@ -17,14 +18,11 @@ import logging
 import threading
 from datetime import timedelta
 
-from sqlalchemy import or_, select, update
-
 from infra.bootstrap import Services
 from infra.clock import now
-from infra.db.models.webhooks import WebhookDelivery
-from infra.messaging import contracts
-from infra.webhooks.schedule import DeliveryState
-from notifier.actors import MAX_IN_FLIGHT_PER_ENDPOINT, endpoint_has_room
+from infra.messaging import queues
+from notifier.actors import MAX_IN_FLIGHT_PER_ENDPOINT, in_flight_cap
+from notifier.dispatch import dispatch_due, sender
 
 log = logging.getLogger(__name__)
 
@@ -43,54 +41,28 @@ def relay_once(
     """Dispatch up to ``limit`` due rows; returns how many were sent to the broker."""
     at = now()
     with services.uow() as uow:
-        session = uow.session
-        ids = list(
-            session.scalars(
-                select(WebhookDelivery.id)
-                .where(
-                    WebhookDelivery.status == DeliveryState.PENDING.value,
-                    WebhookDelivery.next_attempt_at <= at,
-                    or_(
-                        WebhookDelivery.dispatched_until.is_(None),
-                        WebhookDelivery.dispatched_until < at,
-                    ),
-                    or_(
-                        WebhookDelivery.sending_until.is_(None),
-                        WebhookDelivery.sending_until < at,
-                    ),
-                    endpoint_has_room(at, per_endpoint),
-                )
-                .order_by(WebhookDelivery.next_attempt_at)
-                .limit(limit)
-            )
-        )
+        ids = dispatch_due(uow.session, at=at, grace=grace, per_endpoint=per_endpoint, limit=limit)
         if not ids:
             return 0
-        session.execute(
-            update(WebhookDelivery)
-            .where(WebhookDelivery.id.in_(ids))
-            .values(dispatched_until=at + grace)
-            .execution_options(synchronize_session=False)
-        )
-        broker = services.broker
-
-        def send() -> None:
-            for delivery_id in ids:
-                contracts.send_deliver_webhook(broker, delivery_id)
-
-        uow.after_commit(send)
+        uow.after_commit(sender(services.broker, ids))
         uow.commit()
     return len(ids)
 
 
-def start(services: Services, stop: threading.Event) -> threading.Thread:
-    """Run the relay in a daemon thread until ``stop`` is set."""
+def start(services: Services, stop: threading.Event, *, per_endpoint: int | None = None) -> threading.Thread:
+    """Run the relay in a daemon thread until ``stop`` is set.
+
+    ``per_endpoint`` is the in-flight cap per endpoint; by default the notifier's own,
+    from the notifications pool size.
+    """
     grace = timedelta(seconds=max(60, 6 * services.settings.sweep_interval_s))
+    if per_endpoint is None:
+        per_endpoint = in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))
 
     def loop() -> None:
         while not stop.is_set():
             try:
-                sent = relay_once(services, grace=grace)
+                sent = relay_once(services, grace=grace, per_endpoint=per_endpoint)
             except Exception:
                 log.exception("webhook relay failed; retrying")
                 sent = 0

@@ -294,6 +294,31 @@ def test_without_a_dispatcher_the_relay_sends_due_rows_once_within_grace(
     assert queue.qsize() == 1
 
 
+def test_the_relay_hands_each_endpoint_only_the_rows_it_has_room_for(world: World) -> None:
+    outbox.set_dispatcher(None)
+    busy = world.add_endpoint(world.root_id, "https://busy.example/")
+    idle = world.add_endpoint(world.root_id, "https://idle.example/")
+    for _ in range(5):
+        world.submit(world.root_id)
+    rows = _deliveries(world)
+    busy_rows = [r.id for r in rows if r.endpoint_id == busy]
+    assert len(busy_rows) == 5 and sum(r.endpoint_id == idle for r in rows) == 5
+    with world.services.uow() as uow:  # one delivery of the busy endpoint is being sent
+        uow.session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id == busy_rows[0])
+            .values(sending_until=now() + timedelta(seconds=30), sending_token="t")
+        )
+        uow.commit()
+    grace = timedelta(seconds=60)
+    assert relay_once(world.services, grace=grace, per_endpoint=3) == 2 + 3
+    dispatched = [r for r in _deliveries(world) if r.dispatched_until is not None]
+    assert sum(r.endpoint_id == busy for r in dispatched) == 2
+    assert sum(r.endpoint_id == idle for r in dispatched) == 3
+    # Nothing more until the endpoints have room again.
+    assert relay_once(world.services, grace=grace, per_endpoint=3) == 0
+
+
 def test_rolled_back_rows_are_not_dispatched(world: World, receiver: WebhookReceiver) -> None:
     world.add_endpoint(world.root_id, receiver.url)
     world.submit(world.root_id, commit=False)

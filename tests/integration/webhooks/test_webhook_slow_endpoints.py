@@ -19,7 +19,7 @@ from infra.messaging import queues
 from infra.webhooks.destinations import AllowList
 from infra.webhooks.schedule import RetrySchedule
 from notifier import sweeper
-from notifier.actors import declare, deliver_webhook
+from notifier.actors import declare, deliver_webhook, in_flight_cap
 from notifier.delivery import DeliveryConfig
 from tests.support.webhook_receiver import Reply, WebhookReceiver
 from tests.support.webhook_world import World, build_world
@@ -74,11 +74,13 @@ def start_notifier() -> Iterator[Callable[[World, int], None]]:
     stops: list[Callable[[], None]] = []
 
     def start(world: World, threads: int) -> None:
+        # The cap the notifier derives from its pool size, for this pool.
+        world.notifier.max_in_flight = in_flight_cap(threads)
         declare(world.services, world.notifier)
         worker = Worker(world.services.broker, queues={queues.NOTIFICATIONS}, worker_threads=threads)
         worker.start()
         stop = threading.Event()
-        sweeper.start(world.services, stop)
+        sweeper.start(world.services, stop, per_endpoint=world.notifier.max_in_flight)
         stops.append(stop.set)
         stops.append(worker.stop)
 
@@ -156,7 +158,7 @@ def test_hanging_endpoint_with_more_deliveries_than_threads_leaves_room_for_othe
         assert got.json()["id"] == activity_id
         assert len(slow.requests) == world.notifier.max_in_flight
         slow.release()
-        # The deliveries that were pushed back are sent once the endpoint has room, once each.
+        # The deliveries that waited are sent once the endpoint has room, once each.
         slow.wait_for(threads + 3, timeout_s=30)
         _wait_until(
             lambda: all(row.status == "SUCCEEDED" for row in _deliveries(world)),
