@@ -3,7 +3,8 @@
 - ``embedded``: one ``walletd up`` (SQLite, in-process broker) for the session.
 - ``production``: gunicorn + separate worker processes over a fresh PostgreSQL database and
   a fresh RabbitMQ virtual host, for the session.
-- ``pg_url`` / ``amqp_url`` / ``redis_url``: fresh real-service endpoints.
+- ``pg_url`` / ``amqp_url`` / ``redis_url``: fresh real-service endpoints for the session
+  (``pg_url`` is the production deployment's database); ``fresh_pg_url``: a database per test.
 Service checks skip locally and fail under CI=true (see tests/support/services.py).
 """
 
@@ -20,6 +21,16 @@ from tests.support.deployment import Deployment
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
+    url = services.create_database()
+    yield url
+    services.drop_database(url)
+
+
+@pytest.fixture
+def fresh_pg_url() -> Iterator[str]:
+    """A PostgreSQL database of this test alone. ``pg_url`` is shared with the session's
+    production deployment, whose own processes (its webhook relay, its sweeper) act on
+    every row they find: in-process tests that run their own workers use this one."""
     url = services.create_database()
     yield url
     services.drop_database(url)

@@ -18,8 +18,8 @@ from notifier.delivery import AttemptRecord
 from tests.support.webhook_world import build_world
 
 
-def test_concurrent_failures_disable_an_endpoint_once(tmp_path: Path, pg_url: str) -> None:
-    world = build_world(tmp_path, database_url=pg_url)
+def test_concurrent_failures_disable_an_endpoint_once(tmp_path: Path, fresh_pg_url: str) -> None:
+    world = build_world(tmp_path, database_url=fresh_pg_url)
     try:
         endpoint_id = world.add_endpoint(world.root_id, "https://hooks.example/")
         since = now() - timedelta(days=6)

@@ -62,7 +62,7 @@ def _deliveries(world: World) -> list[WebhookDelivery]:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def any_world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     """The webhook world over SQLite and over PostgreSQL."""
-    url = request.getfixturevalue("pg_url") if request.param == "postgresql" else ""
+    url = request.getfixturevalue("fresh_pg_url") if request.param == "postgresql" else ""
     built = build_world(tmp_path, database_url=url)
     yield built
     built.services.engine.dispose()
