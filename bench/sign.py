@@ -137,6 +137,14 @@ def raw_signing(count: int) -> Result:
     return Result("raw in-process signing", count, time.perf_counter() - start, latencies, count)
 
 
+def _py_spy() -> str:
+    """py-spy from this virtual environment (``make install-test`` puts it there), else PATH."""
+    import shutil
+
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.exists() else (shutil.which("py-spy") or "py-spy")
+
+
 class Profiler:
     """``py-spy record`` (collapsed stacks) of every walletd process while a phase runs."""
 
@@ -148,7 +156,7 @@ class Profiler:
         for name, proc in dep.processes.items():
             target = out / f"{name}.txt"
             self.procs.append((name, target, subprocess.Popen(
-                ["py-spy", "record", "--subprocesses", "--nonblocking", "--format", "raw",
+                [_py_spy(), "record", "--subprocesses", "--nonblocking", "--format", "raw",
                  "--rate", "200", "-p", str(proc.pid), "-o", str(target)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         time.sleep(1.0)
