@@ -38,6 +38,7 @@ from infra.db.models.organizations import User
 from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, NotFound
 from infra.validation.contact import optional_email_address, optional_phone_number
+from infra.validation.names import required_name
 
 TAG_TYPE_USER = "TAG_TYPE_USER"
 TAG_TYPE_PRIVATE_KEY = "TAG_TYPE_PRIVATE_KEY"
@@ -87,12 +88,7 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
     Raises:
         InvalidRequest: no name, or neither usable ``oidcClaims`` nor a decodable token.
     """
-    name = params.get("providerName")
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidRequest("providerName is required", field=f"{field}.providerName")
-    if len(name) > 256:
-        raise InvalidRequest("providerName may be at most 256 characters",
-                             field=f"{field}.providerName")
+    name = required_name(params, "providerName", field)
     claims = params.get("oidcClaims")
     if not claims:
         token = params.get("oidcToken")

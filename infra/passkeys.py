@@ -32,6 +32,7 @@ from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, Unauthenticated
 from infra.validation.features import FeatureName, webauthn_origins
+from infra.validation.names import required_name
 
 CREDENTIAL_TYPE = "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
 #: ``Principal.scheme`` (and so ``v1Vote.scheme``) of a passkey-stamped request.
@@ -65,12 +66,7 @@ def verify_authenticator(
     Raises:
         InvalidRequest: missing name, or the attestation does not verify (with why).
     """
-    name = params.get("authenticatorName")
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidRequest("authenticatorName is required", field=f"{field}.authenticatorName")
-    if len(name) > 256:
-        raise InvalidRequest("authenticatorName may be at most 256 characters",
-                             field=f"{field}.authenticatorName")
+    required_name(params, "authenticatorName", field)
     try:
         return webauthn.verify_registration(
             params, allowed_origins=allowed_origins(session, organization_id)
