@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from sqlalchemy import func, insert, select
@@ -165,16 +165,27 @@ def _interface(org: Organization, _user: User, i: int) -> dict[str, Any]:
             "interface_type": "SMART_CONTRACT_INTERFACE_TYPE_ETHEREUM", "label": f"l{i}"}
 
 
+class OrganizationLimit(NamedTuple):
+    model: type[Any]
+    row: Row
+    noun: str
+    name: str
+    maximum: int
+
+
 ORGANIZATION_LIMITS = [
-    pytest.param(PrivateKey, _private_key, "private keys", "private_keys_per_organization", 1000,
-                 id="private_keys"),
-    pytest.param(Wallet, _wallet, "HD wallets", "wallets_per_organization", 100, id="wallets"),
-    pytest.param(Policy, _policy, "policies", "policies_per_organization", 100, id="policies"),
-    pytest.param(Invitation, _invitation, "invitations", "invitations_per_organization", 100,
-                 id="invitations"),
-    pytest.param(Tag, _tag, "tags", "tags_per_organization", 100, id="tags"),
-    pytest.param(SmartContractInterface, _interface, "smart contract interfaces",
-                 "smart_contract_interfaces_per_organization", 100, id="contract_interfaces"),
+    pytest.param(OrganizationLimit(PrivateKey, _private_key, "private keys",
+                                   "private_keys_per_organization", 1000), id="private_keys"),
+    pytest.param(OrganizationLimit(Wallet, _wallet, "HD wallets", "wallets_per_organization", 100),
+                 id="wallets"),
+    pytest.param(OrganizationLimit(Policy, _policy, "policies", "policies_per_organization", 100),
+                 id="policies"),
+    pytest.param(OrganizationLimit(Invitation, _invitation, "invitations",
+                                   "invitations_per_organization", 100), id="invitations"),
+    pytest.param(OrganizationLimit(Tag, _tag, "tags", "tags_per_organization", 100), id="tags"),
+    pytest.param(OrganizationLimit(SmartContractInterface, _interface, "smart contract interfaces",
+                                   "smart_contract_interfaces_per_organization", 100),
+                 id="contract_interfaces"),
 ]
 
 
@@ -184,10 +195,10 @@ def _count(session: Session, model: type[Any], **where: str) -> int:
         return int(session.execute(query).scalar_one())
 
 
-@pytest.mark.parametrize(("model", "row", "noun", "name", "maximum"), ORGANIZATION_LIMITS)
+@pytest.mark.parametrize("limit", ORGANIZATION_LIMITS)
 def test_organization_limit_admits_the_last_and_refuses_one_more(
-        session: Session, model: type[Any], row: Row, noun: str, name: str,
-        maximum: int) -> None:
+        session: Session, limit: OrganizationLimit) -> None:
+    model, row, noun, name, maximum = limit
     org, user = _org(session)
     session.execute(insert(model), [row(org, user, i) for i in range(maximum - 1)])
     session.add(model(**row(org, user, maximum - 1)))
@@ -201,10 +212,10 @@ def test_organization_limit_admits_the_last_and_refuses_one_more(
     assert _count(session, model, organization_id=org.id) == maximum  # nothing more stored
 
 
-@pytest.mark.parametrize(("model", "row", "noun", "name", "maximum"), ORGANIZATION_LIMITS)
+@pytest.mark.parametrize("limit", ORGANIZATION_LIMITS)
 def test_organization_limit_counts_a_batch_as_a_whole(
-        session: Session, model: type[Any], row: Row, noun: str, name: str,
-        maximum: int) -> None:
+        session: Session, limit: OrganizationLimit) -> None:
+    model, row, _noun, name, maximum = limit
     org, user = _org(session)
     session.execute(insert(model), [row(org, user, i) for i in range(maximum - 2)])
     session.add_all([model(**row(org, user, maximum - 2 + i)) for i in range(3)])
