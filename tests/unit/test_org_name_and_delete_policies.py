@@ -11,30 +11,25 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import infra.db.models  # noqa: F401 - every table
 from infra.activities import registry
 from infra.activities.spec import ActivityContext, CheckContext
 from infra.clock import now
-from infra.db.base import Base
-from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import Policy
 from infra.errors import NotFound
+from tests.support.sqlite import sqlite_session
 
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'org.db'}", pool_size=1)
-    Base.metadata.create_all(engine)
-    with make_session_factory(engine)() as s:
+    with sqlite_session(tmp_path / "org.db") as s:
         for org_id in ("org", "other"):
             s.add(Organization(id=org_id, name=org_id, root_quorum_threshold=1))
         s.flush()
         s.add(User(id="root", organization_id="org", name="root", is_root=True))
         s.commit()
         yield s
-    engine.dispose()
 
 
 def _run(session: Session, type_name: str, parameters: dict[str, Any]) -> dict[str, Any]:

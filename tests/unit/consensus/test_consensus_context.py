@@ -19,15 +19,13 @@ from eth_abi import encode
 from eth_account import Account
 from sqlalchemy.orm import Session
 
-import infra.db.models  # noqa: F401 - every table
 from consensus.context import condition_context
 from consensus.engine import Outcome, Policy, Proposal, RootQuorum, evaluate
-from infra.db.base import Base
-from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.identity import SmartContractInterface
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
 from infra.policy.variables import user_variable
+from tests.support.sqlite import sqlite_session
 
 ACCOUNT = Account.from_key(b"\x01" * 32)
 KEY_SECRET = b"\x02" * 32
@@ -65,9 +63,7 @@ TRANSFER = _calldata("a9059cbb", ["address", "uint256"], [RECIPIENT, 5_000_000])
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'context.db'}", pool_size=1)
-    Base.metadata.create_all(engine)
-    with make_session_factory(engine)() as s:
+    with sqlite_session(tmp_path / "context.db") as s:
         for org in ("org", "other"):
             s.add(Organization(id=org, name=org, root_quorum_threshold=1))
         s.flush()
@@ -96,7 +92,6 @@ def session(tmp_path: Path) -> Iterator[Session]:
                                      label="USDC"))
         s.commit()
         yield s
-    engine.dispose()
 
 
 def _sign_tx(sign_with: str, to: str = TOKEN, data: bytes = TRANSFER) -> dict[str, Any]:

@@ -15,26 +15,21 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import infra.db.models  # noqa: F401 - every table
 from consensus.evaluation import decide
 from infra.activities import registry
 from infra.clock import now
-from infra.db.base import Base
-from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import Policy, PolicyEvaluation
+from tests.support.sqlite import sqlite_session
 
 CREATE_POLICY = "ACTIVITY_TYPE_CREATE_POLICY_V3"
 
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'decide.db'}", pool_size=1)
-    Base.metadata.create_all(engine)
-    with make_session_factory(engine)() as s:
+    with sqlite_session(tmp_path / "decide.db") as s:
         yield s
-    engine.dispose()
 
 
 @pytest.fixture

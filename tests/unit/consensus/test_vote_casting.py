@@ -12,18 +12,16 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import infra.db.models  # noqa: F401 - every table
 from infra.activities import lifecycle, registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
-from infra.db.base import Base
-from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.identity import Tag, UserTagAssignment
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, NotFound
 from infra.votes import APPROVED, REJECTED, cast_vote, may_vote, vote_rights
+from tests.support.sqlite import sqlite_session
 
 
 @dataclass
@@ -41,9 +39,7 @@ class FakeServices:
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'votes.db'}", pool_size=1)
-    Base.metadata.create_all(engine)
-    with make_session_factory(engine)() as s:
+    with sqlite_session(tmp_path / "votes.db") as s:
         org = Organization(id="org", name="org", root_quorum_threshold=1)
         s.add(org)
         s.flush()
@@ -54,7 +50,6 @@ def session(tmp_path: Path) -> Iterator[Session]:
         s.add(User(id="stranger", organization_id="elsewhere", name="stranger", is_root=True))
         s.commit()
         yield s
-    engine.dispose()
 
 
 def _activity(session: Session, fingerprint: str, status: str, user: str,
