@@ -26,8 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import dramatiq
-from sqlalchemy import ColumnElement, func, or_, select, text, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import or_, text, update
 
 from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
@@ -50,7 +49,13 @@ from infra.webhooks.schedule import (
 )
 from infra.webhooks.signing import sign_delivery
 from notifier.delivery import AttemptRecord, DeliveryConfig, attempt_delivery
-from notifier.dispatch import dispatch_due, sender
+from notifier.dispatch import (
+    MAX_IN_FLIGHT_PER_ENDPOINT,
+    dispatch_due,
+    endpoint_has_room,
+    in_flight_cap,
+    sender,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,42 +63,8 @@ log = logging.getLogger(__name__)
 EARLY_SLACK = timedelta(seconds=1)
 #: Lease time beyond the attempt's deadline: signing before it, resolving the name, recording.
 LEASE_MARGIN = timedelta(seconds=10)
-#: The least number of deliveries one endpoint may have in flight (see :func:`in_flight_cap`).
-MAX_IN_FLIGHT_PER_ENDPOINT = 2
-
-
-def in_flight_cap(threads: int) -> int:
-    """Deliveries one endpoint may have in flight at once, for a notifier pool of ``threads``.
-
-    Half the pool (at least :data:`MAX_IN_FLIGHT_PER_ENDPOINT`): a healthy endpoint gets
-    deliveries in parallel, and a hanging one holds at most half the threads, so the other
-    half keeps serving every other endpoint.
-    """
-    return max(MAX_IN_FLIGHT_PER_ENDPOINT, threads // 2)
 #: Namespace of the PostgreSQL advisory locks that serialize claims per endpoint.
 _CLAIM_LOCK_SPACE = 0x57484B31
-
-
-def in_flight(at: datetime) -> ColumnElement[int]:
-    """SQL scalar, correlated to a ``webhook_deliveries`` row: how many deliveries of its
-    endpoint hold an unexpired sending lease at ``at``."""
-    other = aliased(WebhookDelivery)
-    return (
-        select(func.count())
-        .select_from(other)
-        .where(
-            other.endpoint_id == WebhookDelivery.endpoint_id,
-            other.sending_until >= at,
-            other.status == DeliveryState.PENDING.value,
-        )
-        .scalar_subquery()
-    )
-
-
-def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
-    """SQL condition on a ``webhook_deliveries`` row: fewer than ``cap`` deliveries of its
-    endpoint are in flight at ``at``."""
-    return in_flight(at) < cap
 
 
 @dataclass

@@ -9,28 +9,64 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import dramatiq
-from sqlalchemy import Subquery, and_, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Subquery, and_, func, or_, select, update
+from sqlalchemy.orm import Session, aliased
 
 from infra.db.models.webhooks import WebhookDelivery
 from infra.messaging import contracts
 from infra.webhooks.schedule import DeliveryState
 
+#: The least number of deliveries one endpoint may have in flight (see :func:`in_flight_cap`).
+MAX_IN_FLIGHT_PER_ENDPOINT = 2
+
+
+def in_flight_cap(threads: int) -> int:
+    """Deliveries one endpoint may have in flight at once, for a notifier pool of ``threads``.
+
+    Half the pool (at least :data:`MAX_IN_FLIGHT_PER_ENDPOINT`): a healthy endpoint gets
+    deliveries in parallel, and a hanging one holds at most half the threads, so the other
+    half keeps serving every other endpoint.
+    """
+    return max(MAX_IN_FLIGHT_PER_ENDPOINT, threads // 2)
+
+
+def _being_sent(row: Any, at: datetime) -> ColumnElement[bool]:
+    """SQL condition on ``row`` (``WebhookDelivery`` or an alias): it holds an unexpired
+    sending lease at ``at``, so it takes a slot of its endpoint."""
+    return and_(row.status == DeliveryState.PENDING.value, row.sending_until >= at)
+
+
+def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
+    """SQL condition on a ``webhook_deliveries`` row (the actor's claim): fewer than ``cap``
+    deliveries of its endpoint are being sent at ``at``.
+
+    Only leases count here, not dispatched rows as in :func:`_occupied`: the row being
+    claimed is itself one of those, handed on by :func:`dispatch_due` within the room.
+    """
+    other = aliased(WebhookDelivery)
+    sending = (
+        select(func.count())
+        .select_from(other)
+        .where(other.endpoint_id == WebhookDelivery.endpoint_id, _being_sent(other, at))
+        .scalar_subquery()
+    )
+    return sending < cap
+
 
 def _occupied(at: datetime) -> Subquery:
     """Per endpoint, the slots taken at ``at``: deliveries being sent and due ones already
     handed to the broker (their message will claim a slot or give the row back)."""
+    handed_on = and_(
+        WebhookDelivery.status == DeliveryState.PENDING.value,
+        WebhookDelivery.dispatched_until >= at,
+        WebhookDelivery.next_attempt_at <= at,
+    )
     return (
         select(WebhookDelivery.endpoint_id.label("endpoint_id"), func.count().label("taken"))
-        .where(
-            WebhookDelivery.status == DeliveryState.PENDING.value,
-            or_(
-                WebhookDelivery.sending_until >= at,
-                and_(WebhookDelivery.dispatched_until >= at, WebhookDelivery.next_attempt_at <= at),
-            ),
-        )
+        .where(or_(_being_sent(WebhookDelivery, at), handed_on))
         .group_by(WebhookDelivery.endpoint_id)
         .subquery()
     )

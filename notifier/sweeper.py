@@ -7,7 +7,7 @@ already dispatched, marks them dispatched (``dispatched_until``) and sends
 broker message left behind: a dispatch that was not acted on within the grace period, or a
 sending lease that expired because the notifier died mid-request. Duplicated messages are
 harmless: the actor acts only on a due, unleased ``PENDING`` row. Rows whose endpoint already
-has its cap of deliveries in flight (``notifier.actors.in_flight_cap``) wait here until it
+has its cap of deliveries in flight (``notifier.dispatch.in_flight_cap``) wait here until it
 has room, and an endpoint is handed only as many rows as it has room for, rather than rows
 being sent only to bounce off the cap.
 """
@@ -21,8 +21,7 @@ from datetime import timedelta
 from infra.bootstrap import Services
 from infra.clock import now
 from infra.messaging import queues
-from notifier.actors import MAX_IN_FLIGHT_PER_ENDPOINT, in_flight_cap
-from notifier.dispatch import dispatch_due, sender
+from notifier.dispatch import MAX_IN_FLIGHT_PER_ENDPOINT, dispatch_due, in_flight_cap, sender
 
 log = logging.getLogger(__name__)
 

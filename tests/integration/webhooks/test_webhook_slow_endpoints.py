@@ -19,8 +19,9 @@ from infra.messaging import queues
 from infra.webhooks.destinations import AllowList
 from infra.webhooks.schedule import RetrySchedule
 from notifier import sweeper
-from notifier.actors import declare, deliver_webhook, in_flight_cap
+from notifier.actors import declare, deliver_webhook
 from notifier.delivery import DeliveryConfig
+from notifier.dispatch import in_flight_cap
 from tests.support.webhook_receiver import Reply, WebhookReceiver
 from tests.support.webhook_world import World, build_world
 
