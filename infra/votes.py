@@ -209,35 +209,39 @@ def _pending_consensus(session: Session, target: Activity) -> list[Policy]:
     ))
 
 
+def _literals(consensus: str) -> set[str]:
+    """The string literals of a consensus expression (none if it does not parse)."""
+    try:
+        return set(_string_literals(compiled(consensus, "consensus").expression))
+    except InvalidPolicyExpression:
+        return set()
+
+
 def _named_by_consensus(
     session: Session, target: Activity, user: User, votes: Sequence[Vote], moment: datetime
 ) -> bool:
     policies = _pending_consensus(session, target)
     if not policies:
         return False
+    me = approver_variables(session, [user.id])
+    names = {user.id, *(me[0]["tags"] if me else ()), *([user.email] if user.email else ())}
+    # Named by a literal needs no approvers or credentials: check it before loading them.
+    if any(_literals(policy.consensus) & names for policy in policies):
+        return True
     live = [b.user_id for b in live_approvals(ballots_of(votes), moment) if b.user_id != user.id]
-    live_votes = [v for v in votes if v.user_id in set(live) and v.selection == APPROVED]
+    live_ids = set(live)
+    live_votes = [v for v in votes if v.user_id in live_ids and v.selection == APPROVED]
     approvers = approver_variables(session, live)
     credentials = credential_variables(session, live_votes)
     params: dict[str, Any] = next(iter(target.intent.values()), {}) if target.intent else {}
     activity = activity_variable(target.type, params)
-    me = approver_variables(session, [user.id])
-    names = {user.id, *(me[0]["tags"] if me else ()), *([user.email] if user.email else ())}
     without = variables(activity=activity, approvers=approvers, credentials=credentials,
                         now=moment)
     with_me = variables(activity=activity, approvers=[*approvers, *me],
                         credentials=[*credentials, *_user_credentials(session, user.id)],
                         now=moment)
-    for policy in policies:
-        if _consensus(policy.consensus, without) != _consensus(policy.consensus, with_me):
-            return True
-        try:
-            literals = set(_string_literals(compiled(policy.consensus, "consensus").expression))
-        except InvalidPolicyExpression:
-            continue
-        if literals & names:
-            return True
-    return False
+    return any(_consensus(policy.consensus, without) != _consensus(policy.consensus, with_me)
+               for policy in policies)
 
 
 def may_vote(
