@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra.auth import webauthn
@@ -206,34 +206,17 @@ def verify_webauthn_stamp(
     )
 
 
-def passkey_holders(
-    session: Session, header_value: str, candidates: list[str], parent_id: str
-) -> list[str]:
-    """``CREDENTIAL_LOCATORS`` entry: organizations holding the stamp's credential id among
-    ``candidates`` and the sub-organizations of ``parent_id`` (PROTOCOL.md §1.4)."""
-    stamp = webauthn.parse_stamp(header_value)
-    children = select(Organization.id).where(Organization.parent_id == parent_id)
-    return list(
-        session.scalars(
-            select(Authenticator.organization_id)
-            .distinct()
-            .where(
-                Authenticator.credential_id == stamp.credential_id,
-                or_(
-                    Authenticator.organization_id.in_(candidates),
-                    Authenticator.organization_id.in_(children),
-                ),
-            )
-        )
-    )
-
-
 def register() -> None:
     """Plug the verifier, the locator and the view section in (idempotent)."""
     from infra.views.users import USER_SECTIONS
 
     EXTRA_VERIFIERS[HEADER_WEBAUTHN] = verify_webauthn_stamp
-    CREDENTIAL_LOCATORS[HEADER_WEBAUTHN] = CredentialLocator(passkey_holders, "credential ID")
+    CREDENTIAL_LOCATORS[HEADER_WEBAUTHN] = CredentialLocator(
+        Authenticator.organization_id,
+        lambda header_value: Authenticator.credential_id
+        == webauthn.parse_stamp(header_value).credential_id,
+        "credential ID",
+    )
     if authenticators_section not in USER_SECTIONS:
         USER_SECTIONS.append(authenticators_section)
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
@@ -52,14 +52,14 @@ class CredentialLocator:
     """Where a stamp's credential lives, for downward resolution (PROTOCOL.md §1.4).
 
     Attributes:
-        holders: ``(session, header_value, candidate_org_ids, parent_id)`` -> the ids of the
-            organizations holding the stamp's credential among the candidates and the
-            sub-organizations of ``parent_id``.
+        organization: The column holding a credential row's organization id.
+        matches: ``header_value`` -> the condition selecting the stamp's credential rows.
         noun: What identifies the credential, for the ambiguity message
             (``public key``, ``credential ID``).
     """
 
-    holders: Callable[[Session, str, list[str], str], list[str]]
+    organization: InstrumentedAttribute[str]
+    matches: Callable[[str], ColumnElement[bool]]
     noun: str
 
 
@@ -137,7 +137,10 @@ def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates:
         value = lowered.get(name.lower())
         if not value:
             continue
-        holders = locator.holders(session, value, candidates, organization_id)
+        column = locator.organization
+        children = select(Organization.id).where(Organization.parent_id == organization_id)
+        holders = list(session.scalars(select(column).distinct().where(
+            locator.matches(value), or_(column.in_(candidates), column.in_(children)))))
         if not holders or any(h in candidates for h in holders):
             return candidates
         if len(holders) > 1:
@@ -146,17 +149,10 @@ def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates:
     return candidates
 
 
-def _api_key_holders(session: Session, header_value: str, candidates: list[str],
-                     parent_id: str) -> list[str]:
-    stamp = parse_api_key_stamp(header_value)
-    children = select(Organization.id).where(Organization.parent_id == parent_id)
-    return list(session.scalars(
-        select(ApiKey.organization_id).distinct().where(
-            ApiKey.public_key == stamp.public_key,
-            or_(ApiKey.organization_id.in_(candidates), ApiKey.organization_id.in_(children)))))
-
-
-CREDENTIAL_LOCATORS[HEADER_API_KEY] = CredentialLocator(_api_key_holders, "public key")
+CREDENTIAL_LOCATORS[HEADER_API_KEY] = CredentialLocator(
+    ApiKey.organization_id,
+    lambda header_value: ApiKey.public_key == parse_api_key_stamp(header_value).public_key,
+    "public key")
 
 
 def _authenticate_api_key(
