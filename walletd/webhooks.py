@@ -19,7 +19,7 @@ Running notifier processes re-read the key ring file when it changes.
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import func, select
 
@@ -31,21 +31,15 @@ from infra.webhooks import keystore
 from infra.webhooks.replay import replay_failed
 
 
-def _when(text: str) -> datetime:
-    """An ISO 8601 time in UTC (no offset means UTC); stored times are UTC, and SQLite
-    compares them as text, so an offset other than UTC must be converted, not kept."""
-    value = datetime.fromisoformat(text)
-    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``webhooks`` subcommands."""
     parser.add_argument("--data-dir")
     sub = parser.add_subparsers(dest="webhooks_command", required=True)
     replay = sub.add_parser("replay", help="re-send failed deliveries by id or time range")
     replay.add_argument("--id", action="append", default=[], dest="ids")
-    replay.add_argument("--since", type=_when)
-    replay.add_argument("--until", type=_when)
+    # ISO 8601; no offset means UTC (``replay_failed`` converts to UTC).
+    replay.add_argument("--since", type=datetime.fromisoformat)
+    replay.add_argument("--until", type=datetime.fromisoformat)
     replay.add_argument("--organization")
     replay.add_argument("--endpoint")
     rotate = sub.add_parser("rotate-key", help="add a webhook signing key (with overlap)")

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from infra.clock import now
+from infra.clock import as_utc, now
 from infra.db.models.webhooks import WebhookDelivery
 from infra.errors import InvalidRequest
 from infra.webhooks.schedule import DeliveryState
@@ -25,9 +25,7 @@ MAX_REPLAY = 10_000
 def _utc(value: datetime | None) -> datetime | None:
     """``value`` in UTC (naive means UTC): times are stored in UTC and SQLite compares them
     as text, so a bound with another offset would select the wrong rows."""
-    if value is None:
-        return None
-    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return None if value is None else as_utc(value).astimezone(UTC)
 
 
 def replay_failed(
