@@ -70,17 +70,6 @@ def add_api_key(session: Session, organization_id: str, user_id: str, params: Ap
     """Create an API key for ``user_id`` (duplicate key in the org is a conflict)."""
     public_key = canonical_public_key(params, field)
 
-    def exists() -> bool:
-        return session.scalar(select(ApiKey.id).where(
-            ApiKey.organization_id == organization_id, ApiKey.public_key == public_key)) is not None
-
-    def conflict() -> AlreadyExists:
-        return AlreadyExists("an API key with this public key already exists in the organization",
-                             details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
-                                       "turnkeyErrorCode": "CREDENTIAL_CONFLICT"}])
-
-    if exists():
-        raise conflict()
     expires_at = (now + timedelta(seconds=int(params.expiration_seconds))
                   if params.expiration_seconds else None)
     key = ApiKey(
@@ -93,5 +82,11 @@ def add_api_key(session: Session, organization_id: str, user_id: str, params: Ap
         expiration_seconds=params.expiration_seconds,
         expires_at=expires_at,
     )
-    add_unique(session, key, exists, conflict)
+    add_unique(
+        session, key,
+        select(ApiKey.id).where(ApiKey.organization_id == organization_id,
+                                ApiKey.public_key == public_key),
+        AlreadyExists("an API key with this public key already exists in the organization",
+                      details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+                                "turnkeyErrorCode": "CREDENTIAL_CONFLICT"}]))
     return key

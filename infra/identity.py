@@ -131,24 +131,6 @@ def add_oauth_provider(
     """
     name, issuer, audience, subject = provider_identity(params, field)
 
-    def exists() -> bool:
-        clash = session.scalar(
-            select(OauthProvider.id).where(
-                OauthProvider.organization_id == organization_id,
-                OauthProvider.issuer == issuer,
-                OauthProvider.audience == audience,
-                OauthProvider.subject == subject,
-            )
-        )
-        return clash is not None
-
-    def conflict() -> AlreadyExists:
-        return AlreadyExists(
-            "an OAuth provider with this issuer, audience and subject already exists in the organization"
-        )
-
-    if exists():
-        raise conflict()
     row = OauthProvider(
         organization_id=organization_id,
         user_id=user_id,
@@ -159,7 +141,19 @@ def add_oauth_provider(
         created_at=now,
         updated_at=now,
     )
-    add_unique(session, row, exists, conflict)
+    add_unique(
+        session,
+        row,
+        select(OauthProvider.id).where(
+            OauthProvider.organization_id == organization_id,
+            OauthProvider.issuer == issuer,
+            OauthProvider.audience == audience,
+            OauthProvider.subject == subject,
+        ),
+        AlreadyExists(
+            "an OAuth provider with this issuer, audience and subject already exists in the organization"
+        ),
+    )
     return row
 
 

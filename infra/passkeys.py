@@ -92,28 +92,6 @@ def add_authenticator(
     credential = verify_authenticator(session, organization_id, params, field)
     name = str(params["authenticatorName"])
 
-    def exists() -> bool:
-        clash = session.scalar(
-            select(Authenticator.id).where(
-                Authenticator.organization_id == organization_id,
-                Authenticator.credential_id == credential.credential_id,
-            )
-        )
-        return clash is not None
-
-    def conflict() -> AlreadyExists:
-        return AlreadyExists(
-            "an authenticator with this credential ID already exists in the organization",
-            details=[
-                {
-                    "@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
-                    "turnkeyErrorCode": "CREDENTIAL_CONFLICT",
-                }
-            ],
-        )
-
-    if exists():
-        raise conflict()
     row = Authenticator(
         organization_id=organization_id,
         user_id=user_id,
@@ -129,7 +107,23 @@ def add_authenticator(
         created_at=now,
         updated_at=now,
     )
-    add_unique(session, row, exists, conflict)
+    add_unique(
+        session,
+        row,
+        select(Authenticator.id).where(
+            Authenticator.organization_id == organization_id,
+            Authenticator.credential_id == credential.credential_id,
+        ),
+        AlreadyExists(
+            "an authenticator with this credential ID already exists in the organization",
+            details=[
+                {
+                    "@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+                    "turnkeyErrorCode": "CREDENTIAL_CONFLICT",
+                }
+            ],
+        ),
+    )
     return row
 
 

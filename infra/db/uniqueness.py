@@ -7,29 +7,32 @@ same row in between; the unique index then refuses the insert. :func:`add_unique
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
+from sqlalchemy import Select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from infra.errors import WalletError
 
 
-def add_unique(session: Session, row: object, exists: Callable[[], bool],
-               conflict: Callable[[], WalletError]) -> None:
-    """Add and flush ``row`` in a savepoint; on an integrity error, ``conflict()`` if ``exists()``.
+def add_unique(session: Session, row: object, duplicate: Select[Any],
+               conflict: WalletError) -> None:
+    """Add and flush ``row`` in a savepoint, unless ``duplicate`` finds a row: then ``conflict``.
 
-    The caller has looked for the duplicate already (the common case costs no savepoint
-    round trip more than that look-up).
+    ``duplicate`` is looked up first (the common case), and again after a unique violation
+    from a concurrent insert.
 
     Raises:
-        WalletError: ``conflict()`` after a unique violation from a concurrent insert.
+        WalletError: ``conflict``, when ``duplicate`` finds a row before or after the insert.
         IntegrityError: Any other integrity error (no duplicate exists after all).
     """
+    if session.scalar(duplicate) is not None:
+        raise conflict
     try:
         with session.begin_nested():
             session.add(row)
     except IntegrityError as ex:
-        if exists():
-            raise conflict() from ex
+        if session.scalar(duplicate) is not None:
+            raise conflict from ex
         raise
