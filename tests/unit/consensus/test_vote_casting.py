@@ -162,11 +162,19 @@ def test_vote_rights_for_the_caller(session: Session) -> None:
     assert _rights(session, target, "root") == (False, False)
 
 
-def test_users_a_pending_consensus_names_may_vote(session: Session) -> None:
+@pytest.mark.parametrize(("consensus", "admitted", "refused"), [
+    # A user the consensus names may vote; one it does not name may not.
+    ("approvers.any(u, u.id == 'bob')", "bob", "carol"),
+    # A consensus anyone can complete admits anyone of the organization, not an outsider.
+    ("approvers.count() >= 2", "carol", "stranger"),
+], ids=["named-user", "anyone-can-complete"])
+def test_a_pending_consensus_admits_the_users_it_needs(
+    session: Session, consensus: str, admitted: str, refused: str
+) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
-    _pending_policy(session, target, "approvers.any(u, u.id == 'bob')")
-    assert _rights(session, target, "bob") == (True, True)
-    assert _rights(session, target, "carol") == (False, False)
+    _pending_policy(session, target, consensus)
+    assert _rights(session, target, admitted) == (True, True)
+    assert _rights(session, target, refused) == (False, False)
 
 
 def test_members_of_a_tag_a_count_consensus_names_may_vote(session: Session) -> None:
@@ -178,13 +186,6 @@ def test_members_of_a_tag_a_count_consensus_names_may_vote(session: Session) -> 
     _pending_policy(session, target, "approvers.filter(u, u.tags.contains('signers')).count() >= 3")
     assert may_vote(session, target, "bob")
     assert not may_vote(session, target, "carol")
-
-
-def test_a_consensus_anyone_can_complete_admits_anyone(session: Session) -> None:
-    target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
-    _pending_policy(session, target, "approvers.count() >= 2")
-    assert _rights(session, target, "carol") == (True, True)
-    assert _rights(session, target, "stranger") == (False, False)
 
 
 def test_a_policy_that_did_not_apply_names_nobody(session: Session) -> None:
