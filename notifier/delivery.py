@@ -272,9 +272,7 @@ def _post(
     config: DeliveryConfig,
     deadline: float,
 ) -> tuple[int, str, str | None]:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise requests.exceptions.Timeout("the attempt's deadline passed before connecting")
+    left = _time_left(deadline)
     response = session.post(
         url,
         data=body,
