@@ -16,8 +16,6 @@ Downward resolution itself (PROTOCOL.md §1.4) is tested at the end, through the
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
 import pytest
@@ -29,7 +27,7 @@ from infra.queries import registry as query_registry
 from infra.queries.spec import QuerySpec
 from tests.support import keys
 from tests.support.deployment import Deployment, Key, make_organization
-from tests.support.raw_api import RawApi, Stamper, create_sub_org, root_user_params, stamp_headers
+from tests.support.raw_api import RawApi, Stamper, create_sub_org, root_user_params
 from tests.support.soft_authenticator import SoftAuthenticator
 
 GRPC_PERMISSION_DENIED = 7
@@ -70,15 +68,11 @@ def family(embedded: Deployment) -> Family:
 
 def _submit(dep: Deployment, stamper: Stamper, path: str, type_: str, organization_id: str,
             parameters: dict[str, Any] | None = None) -> Any:
-    body = json.dumps({"type": type_, "timestampMs": str(time.time_ns() // 1_000_000),
-                       "organizationId": organization_id, "parameters": parameters or {}},
-                      separators=(",", ":")).encode()
-    return dep.post(f"/public/v1/submit/{path}", body, stamp_headers(dep, stamper, body))
+    return RawApi(dep, stamper, organization_id).submit(path, type_, parameters or {})
 
 
 def _query(dep: Deployment, stamper: Stamper, path: str, organization_id: str) -> Any:
-    body = json.dumps({"organizationId": organization_id}).encode()
-    return dep.post(f"/public/v1/query/{path}", body, stamp_headers(dep, stamper, body))
+    return RawApi(dep, stamper, organization_id).query(path)
 
 
 def _assert_error(response: Any, status: int, code: int) -> dict[str, Any]:
