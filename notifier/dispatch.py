@@ -56,17 +56,20 @@ def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
     return sending < cap
 
 
-def _occupied(at: datetime) -> Subquery:
-    """Per endpoint, the slots taken at ``at``: deliveries being sent and due ones already
-    handed to the broker (their message will claim a slot or give the row back)."""
+def _occupied(at: datetime, endpoint_id: str | None) -> Subquery:
+    """Per endpoint (``endpoint_id`` only, if given), the slots taken at ``at``: deliveries
+    being sent and due ones already handed to the broker (their message will claim a slot or
+    give the row back)."""
     handed_on = and_(
         WebhookDelivery.status == DeliveryState.PENDING.value,
         WebhookDelivery.dispatched_until >= at,
         WebhookDelivery.next_attempt_at <= at,
     )
+    query = select(WebhookDelivery.endpoint_id.label("endpoint_id"), func.count().label("taken"))
+    if endpoint_id is not None:
+        query = query.where(WebhookDelivery.endpoint_id == endpoint_id)
     return (
-        select(WebhookDelivery.endpoint_id.label("endpoint_id"), func.count().label("taken"))
-        .where(or_(_being_sent(WebhookDelivery, at), handed_on))
+        query.where(or_(_being_sent(WebhookDelivery, at), handed_on))
         .group_by(WebhookDelivery.endpoint_id)
         .subquery()
     )
@@ -96,7 +99,7 @@ def dispatch_due(
     ]
     if endpoint_id is not None:
         conditions.append(WebhookDelivery.endpoint_id == endpoint_id)
-    taken = _occupied(at)
+    taken = _occupied(at, endpoint_id)
     due = (
         select(
             WebhookDelivery.id.label("id"),
