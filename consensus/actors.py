@@ -9,10 +9,10 @@ executor's status guard ignores if the first one arrived.
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 import dramatiq
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, select
 
 from consensus import evaluation
 from consensus.engine import Outcome
@@ -48,11 +48,13 @@ def evaluate_activity(services: Services, activity_id: str) -> str | None:
 
 def _decide_and_hand_off(services: Services, activity_id: str) -> str | None:
     with services.uow() as uow:
-        activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
-        if activity is None:
+        claimed = lifecycle.claim_with(uow.session, _CLAIM_NOTING_ALLOWED, activity_id,
+                                       lifecycle.PENDING)
+        if claimed is None:
             return None
+        activity, allowed_before = claimed[0], bool(claimed[1])
         spec, _ = registry().by_type[activity.type]
-        if _allowed_before(uow.session, activity_id):
+        if allowed_before:
             # A redelivered or swept message for an activity already handed to its pool:
             # send the execute again (recovers a lost one; the executor's status guard makes
             # a duplicate harmless) without deciding or recording a second evaluation.
@@ -74,12 +76,15 @@ def _decide_and_hand_off(services: Services, activity_id: str) -> str | None:
         return decision.outcome
 
 
-def _allowed_before(session: Session, activity_id: str) -> bool:
-    """Whether consensus already allowed ``activity_id`` (it was handed to its pool)."""
-    return session.scalar(
-        select(PolicyEvaluation.id).where(PolicyEvaluation.activity_id == activity_id,
-                                          PolicyEvaluation.outcome == Outcome.ALLOW.value)
-        .limit(1)) is not None
+#: The claim, also telling whether consensus already allowed the activity (handed it to
+#: its pool): one round trip instead of two.
+_CLAIM_NOTING_ALLOWED: Final = lifecycle.claim_statement(
+    select(PolicyEvaluation.id)
+    .where(PolicyEvaluation.activity_id == bindparam("activity_id"),
+           PolicyEvaluation.outcome == Outcome.ALLOW.value)
+    .exists()
+    .label("allowed_before")
+)
 
 
 def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:

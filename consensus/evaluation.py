@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from consensus import engine
 from consensus.context import condition_context
-from consensus.gates import OFF_VALUES
+from consensus.gates import OFF_VALUES, gating_feature
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
@@ -62,10 +62,24 @@ def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
     return found
 
 
+# Built once: every evaluation runs them.
+_SUBMITTER: Final = (select(User, Organization)
+                     .join(Organization, Organization.id == User.organization_id)
+                     .where(User.id == bindparam("user_id")))
+_ROOT_USERS: Final = select(User.id).where(User.organization_id == bindparam("organization_id"),
+                                           User.is_root.is_(True))
+
+
+def _submitter(session: Session, user_id: str | None) -> tuple[User, Organization] | None:
+    """The submitting user and their organization, in one round trip."""
+    if not user_id:
+        return None
+    row = session.execute(_SUBMITTER, {"user_id": user_id}).first()
+    return (row[0], row[1]) if row is not None else None
+
+
 def _root_quorum(session: Session, organization: Organization) -> engine.RootQuorum:
-    roots = session.scalars(
-        select(User.id).where(User.organization_id == organization.id, User.is_root.is_(True))
-    ).all()
+    roots = session.scalars(_ROOT_USERS, {"organization_id": organization.id}).all()
     return engine.RootQuorum(organization.root_quorum_threshold, frozenset(roots))
 
 
@@ -101,14 +115,13 @@ def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], us
 
 def decide(session: Session, activity: Activity, spec: ActivitySpec) -> Decision:
     """Run the policy engine on ``activity`` and record the evaluation."""
-    user = session.get(User, activity.user_id) if activity.user_id else None
-    if user is None:
+    found = _submitter(session, activity.user_id)
+    if found is None:
         return Decision("deny", UNKNOWN_SUBMITTER)
+    # A parent organization acting for a sub-organization is governed by its own policies.
+    user, organization = found
     if user.organization_id != activity.organization_id and not spec.parent_may_submit:
         return Decision("deny", engine.IMPLICIT_DENY_MESSAGE)
-    # A parent organization acting for a sub-organization is governed by its own policies.
-    organization = session.get(Organization, user.organization_id)
-    assert organization is not None
     moment = now()
     votes = activity_votes(session, activity.id)
     ballots = ballots_of(votes)
@@ -128,7 +141,8 @@ def decide(session: Session, activity: Activity, spec: ActivitySpec) -> Decision
         rejecters=rejecters(ballots),
         context={},
         now=moment,
-        features=_features(session, {activity.organization_id, organization.id}),
+        features=(_features(session, {activity.organization_id, organization.id})
+                  if gating_feature(activity.type, params) else {}),
         voter_entitled=spec.consensus_vote and _entitled_voter(session, activity, params, user.id),
     )
     if engine.decided_before_policies(proposal, quorum):

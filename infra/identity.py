@@ -20,9 +20,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from infra.clock import wire_timestamp
@@ -368,25 +368,29 @@ def check_identity(session: Session, organization_id: str, params: Any, field: s
 # --------------------------------------------------------------------------- view sections
 
 
+# Built once: every rendered user (each vote of each answered activity) runs them.
+_OAUTH_PROVIDERS_OF: Final = (
+    select(OauthProvider)
+    .where(OauthProvider.user_id.in_(bindparam("ids", expanding=True)))
+    .order_by(OauthProvider.created_at, OauthProvider.id)
+)
+_TAGS_OF: Final = (
+    select(UserTagAssignment.user_id, Tag.id)
+    .join(Tag, Tag.id == UserTagAssignment.tag_id)
+    .where(UserTagAssignment.user_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Tag.created_at, Tag.id)
+)
+
+
 def user_identity_section(session: Session, user_ids: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
     """``USER_SECTIONS`` entry: ``oauthProviders`` and ``userTags`` (tag ids)."""
     out: dict[str, dict[str, list[Any]]] = {u: {"oauthProviders": [], "userTags": []} for u in user_ids}
     if not user_ids:
         return out
-    ids = list(user_ids)
-    for provider in session.scalars(
-        select(OauthProvider)
-        .where(OauthProvider.user_id.in_(ids))
-        .order_by(OauthProvider.created_at, OauthProvider.id)
-    ):
+    ids = {"ids": list(user_ids)}
+    for provider in session.scalars(_OAUTH_PROVIDERS_OF, ids):
         out[provider.user_id]["oauthProviders"].append(render_oauth_provider(provider))
-    rows = session.execute(
-        select(UserTagAssignment.user_id, Tag.id)
-        .join(Tag, Tag.id == UserTagAssignment.tag_id)
-        .where(UserTagAssignment.user_id.in_(ids))
-        .order_by(Tag.created_at, Tag.id)
-    )
-    for user_id, tag_id in rows:
+    for user_id, tag_id in session.execute(_TAGS_OF, ids):
         out[user_id]["userTags"].append(tag_id)
     return out
 

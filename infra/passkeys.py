@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.auth import webauthn
@@ -143,16 +143,19 @@ def render_authenticator(row: Authenticator) -> dict[str, Any]:
     }
 
 
+#: Built once: every rendered user runs it.
+_AUTHENTICATORS_OF: Final = (
+    select(Authenticator)
+    .where(Authenticator.user_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Authenticator.created_at, Authenticator.id)
+)
+
+
 def authenticators_section(session: Session, user_ids: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
     """``USER_SECTIONS`` entry: each user's ``authenticators``."""
     out: dict[str, dict[str, list[Any]]] = {u: {"authenticators": []} for u in user_ids}
     if user_ids:
-        rows = session.scalars(
-            select(Authenticator)
-            .where(Authenticator.user_id.in_(list(user_ids)))
-            .order_by(Authenticator.created_at, Authenticator.id)
-        )
-        for row in rows:
+        for row in session.scalars(_AUTHENTICATORS_OF, {"ids": list(user_ids)}):
             out[row.user_id]["authenticators"].append(render_authenticator(row))
     return out
 

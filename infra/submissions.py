@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from infra.activities import lifecycle, registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
+from infra.activities.waiter import Watch
 from infra.auth.principal import Principal, authenticate
 from infra.bootstrap import Services
 from infra.clock import now
@@ -28,7 +29,14 @@ from infra.envelope import (
     parse_json_object,
     validate_model,
 )
-from infra.errors import AlreadyExists, InvalidRequest, NotFound, PermissionDenied, from_failure
+from infra.errors import (
+    AlreadyExists,
+    InvalidRequest,
+    NotFound,
+    PermissionDenied,
+    WalletError,
+    from_failure,
+)
 from infra.messaging.contracts import send_evaluate_activity
 from infra.views.activities import render_activity
 from infra.wiremodel import WireModel
@@ -70,13 +78,18 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
     spec_for_path(path)
     envelope = parse_envelope(parse_json_object(body))
     spec, version = find_spec(path, envelope.type)
-    activity_id, principal = _accept(services, spec, version, envelope, headers, body)
-    return answer(services, activity_id, principal.user_id)
+    with services.waiter.watch() as watch:
+        activity_id, principal = _accept(services, spec, version, envelope, headers, body, watch)
+        return answer(services, activity_id, principal.user_id, watch)
 
 
 def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: Envelope,
-            headers: Mapping[str, str], body: bytes) -> tuple[str, Principal]:
-    """Authenticate and store the activity once; return its id and who sent it."""
+            headers: Mapping[str, str], body: bytes, watch: Watch) -> tuple[str, Principal]:
+    """Authenticate and store the activity once; return its id and who sent it.
+
+    A newly stored activity is followed by ``watch`` before its work is handed off, so
+    the wait for it needs no first status read.
+    """
     fp = fingerprint(body)
     moment = now()
     with services.uow() as uow:
@@ -88,14 +101,20 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
             raise PermissionDenied(
                 "a parent organization may read a sub-organization but not act in it; "
                 "stamp with a credential of the sub-organization")
-        existing = _stored(session, envelope.organization_id, fp)
-        if existing is not None:
-            return _same_submitter(existing, principal), principal
-        check_fresh(envelope.timestamp_ms, moment)
-        params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
-        if spec.check is not None:
-            spec.check(params, CheckContext(session, envelope.organization_id,
-                                            principal.user_id, moment))
+        try:
+            check_fresh(envelope.timestamp_ms, moment)
+            params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
+            if spec.check is not None:
+                spec.check(params, CheckContext(session, envelope.organization_id,
+                                                principal.user_id, moment))
+        except WalletError:
+            # A body stored earlier answers with its activity even if it would no longer
+            # be accepted (too old by now, or a resource it named is gone). New bodies,
+            # the common case, are looked up only when their insert collides below.
+            existing = _stored(session, envelope.organization_id, fp)
+            if existing is not None:
+                return _same_submitter(existing, principal), principal
+            raise
         try:
             activity_id = _store(session, envelope, version, params.wire(), body, fp, principal).id
         except IntegrityError:
@@ -105,6 +124,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
             if raced is None:
                 raise
             return _same_submitter(raced, principal), principal
+        watch.follow(activity_id)
         uow.after_commit(lambda: send_evaluate_activity(services.broker, activity_id))
         uow.commit()
     return activity_id, principal
@@ -124,17 +144,28 @@ def _same_submitter(activity: Activity, principal: Principal) -> str:
     return activity.id
 
 
-def answer(services: Services, activity_id: str, viewer: str | None) -> dict[str, Any]:
+def answer(services: Services, activity_id: str, viewer: str | None,
+           watch: Watch | None = None) -> dict[str, Any]:
     """Wait (bounded) for the activity to settle, then render it or raise its failure.
 
-    A completed vote (approve/reject) answers with the activity it voted on, once that
-    settles too, so a co-signer gets the target's result directly (PROTOCOL.md §4.2).
+    ``watch``, when it already follows ``activity_id`` from before its hand-off, spares
+    the first status read. A completed vote (approve/reject) answers with the activity it
+    voted on, once that settles too, so a co-signer gets the target's result directly
+    (PROTOCOL.md §4.2).
     """
     deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
-    services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
+    if watch is not None and watch.activity_id == activity_id:
+        watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=True)
+    else:
+        services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
     with services.read_session_factory() as session:
         activity = session.get(Activity, activity_id)
         assert activity is not None
+        if activity.status not in lifecycle.SETTLED and time.monotonic() < deadline:
+            # Woken without settling (the notification listener reconnected): wait out
+            # the rest of the time the classic way.
+            services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
+            session.expire(activity)
         if activity.status == lifecycle.FAILED and activity.failure:
             raise from_failure(activity.failure)
         target_id = _vote_target(activity)

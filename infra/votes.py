@@ -25,9 +25,9 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import event, or_, select, update
+from sqlalchemy import bindparam, event, or_, select, update
 from sqlalchemy.orm import Session
 
 from infra.activities.lifecycle import CONSENSUS_NEEDED, PENDING, transition
@@ -94,13 +94,14 @@ def ballots_of(votes: Iterable[Vote]) -> list[Ballot]:
     return [Ballot(v.user_id, v.selection, as_utc(v.created_at)) for v in votes]
 
 
+#: Built once: every evaluation and every vote reads them.
+_VOTES_OF: Final = (select(Vote).where(Vote.activity_id == bindparam("activity_id"))
+                    .order_by(Vote.created_at, Vote.id))
+
+
 def activity_votes(session: Session, activity_id: str) -> list[Vote]:
     """Every vote on ``activity_id``, oldest first."""
-    return list(
-        session.scalars(
-            select(Vote).where(Vote.activity_id == activity_id).order_by(Vote.created_at, Vote.id)
-        )
-    )
+    return list(session.scalars(_VOTES_OF, {"activity_id": activity_id}))
 
 
 def approver_variables(session: Session, user_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import falcon
 
+from infra.activities import registry
 from infra.bootstrap import Services
 from ingress import errors
 from ingress.middleware import Cors
@@ -22,6 +23,8 @@ ROUTES: list[Callable[[falcon.App, Services], None]] = []
 
 def create_app(services: Services) -> falcon.App:
     """The public API as a WSGI app."""
+    # Import every activity module now, not inside the first request of each worker.
+    registry()
     app = falcon.App(middleware=[Cors()], cors_enable=False)
     app.req_options.strip_url_path_trailing_slash = True
     app.add_route("/public/v1/submit/{path}", SubmitResource(services))

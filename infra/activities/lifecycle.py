@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from sqlalchemy import text, update
+from sqlalchemy import ColumnElement, Update, bindparam, text, update
 from sqlalchemy.orm import Session
 
 from infra.clock import now
@@ -46,6 +46,24 @@ def record_created(session: Session, activity: Activity) -> None:
     _notify(session, activity, None)
 
 
+def claim_statement(*also: ColumnElement[Any]) -> Update:
+    """The claim's conditional UPDATE, returning the activity and then ``also``.
+
+    Built once at import (statement construction costs more than its execution); binds
+    ``activity_id``, ``expected`` and ``now``; ``also`` may use ``bindparam("activity_id")``.
+    """
+    return (
+        update(Activity)
+        .where(Activity.id == bindparam("activity_id"), Activity.status == bindparam("expected"))
+        .values(version=Activity.version + 1, updated_at=bindparam("now"))
+        .returning(Activity, *also)
+        .execution_options(synchronize_session=False, populate_existing=True)
+    )
+
+
+_CLAIM: Final = claim_statement()
+
+
 def claim(session: Session, activity_id: str, expected: str) -> Activity | None:
     """Lock ``activity_id`` for this transaction if its status is ``expected``.
 
@@ -55,14 +73,18 @@ def claim(session: Session, activity_id: str, expected: str) -> Activity | None:
     its grace from the last claim). Returns the activity, or ``None`` if it is not in
     ``expected`` any more.
     """
-    stmt = (
-        update(Activity)
-        .where(Activity.id == activity_id, Activity.status == expected)
-        .values(version=Activity.version + 1, updated_at=now())
-        .returning(Activity)
-        .execution_options(synchronize_session=False, populate_existing=True)
-    )
-    return session.scalars(stmt).one_or_none()
+    row = claim_with(session, _CLAIM, activity_id, expected)
+    return row[0] if row is not None else None
+
+
+def claim_with(session: Session, statement: Update, activity_id: str,
+               expected: str) -> tuple[Any, ...] | None:
+    """:func:`claim` with a :func:`claim_statement` that also returns what the caller must
+    know about the activity at that moment (e.g. whether it was allowed before), in the
+    same round trip. The row's first element is the activity."""
+    params = {"activity_id": activity_id, "expected": expected, "now": now()}
+    row = session.execute(statement, params).one_or_none()
+    return tuple(row) if row is not None else None
 
 
 def transition(

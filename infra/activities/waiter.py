@@ -2,8 +2,10 @@
 
 On PostgreSQL, :func:`infra.activities.lifecycle.transition` sends ``NOTIFY`` with the
 activity id in the same transaction as a settling status change (delivered on commit); one
-listener thread per ingress process wakes the waiting request threads. Elsewhere (SQLite),
-and as a safety net on PostgreSQL, the waiter re-reads the status on a short interval.
+listener thread per ingress process wakes the waiting request threads. While that listener
+is connected, a waiting request reads the status only when woken (and on a slow safety-net
+interval); while it is not (starting, reconnecting), and elsewhere (SQLite), the waiter
+re-reads the status on a short, growing interval.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ CHANNEL: Final = lifecycle.SETTLED_CHANNEL
 class Waiter:
     """Re-reads the status with backoff (no notification source)."""
 
+    #: While notified, how often a waiting request re-reads anyway (covers a lost NOTIFY).
+    _safety_interval = 0.25
+
     def __init__(self, session_factory: sessionmaker[Session], max_interval: float = 0.02) -> None:
         self._factory = session_factory
         self._max_interval = max_interval
@@ -39,33 +44,84 @@ class Waiter:
     def wait(self, activity_id: str, timeout_s: float) -> str:
         """Return the status once settled or when ``timeout_s`` has passed."""
         deadline = time.monotonic() + timeout_s
-        delay = 0.001
-        with self._subscription(activity_id) as event:
+        with self.watch() as watch:
+            watch.follow(activity_id)
             while True:
+                watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=False)
                 status = self.status(activity_id)
-                remaining = deadline - time.monotonic()
-                if status in lifecycle.SETTLED or remaining <= 0:
+                if status in lifecycle.SETTLED or time.monotonic() >= deadline:
                     return status
-                event.wait(min(delay, remaining))
-                event.clear()
-                delay = min(delay * 2, self._max_interval)
 
-    def _subscription(self, activity_id: str) -> _Subscription:
-        return _Subscription(None, activity_id)
+    def watch(self) -> Watch:
+        """A subscription to one activity's settling, opened before it can settle."""
+        return Watch(self)
+
+    def _notified(self) -> bool:
+        """Whether settling is announced to waiting requests (no need to poll quickly)."""
+        return False
+
+    def _add(self, activity_id: str, event: threading.Event) -> None:
+        """Wake ``event`` when ``activity_id`` settles (no-op without notifications)."""
+
+    def _remove(self, activity_id: str, event: threading.Event) -> None:
+        """Stop waking ``event`` for ``activity_id``."""
 
 
-class _Subscription:
-    def __init__(self, owner: PostgresWaiter | None, activity_id: str) -> None:
-        self.owner, self.activity_id, self.event = owner, activity_id, threading.Event()
+class Watch:
+    """One request's subscription: :meth:`follow` an id, then :meth:`wait` for it to settle.
 
-    def __enter__(self) -> threading.Event:
-        if self.owner is not None:
-            self.owner._add(self.activity_id, self.event)
-        return self.event
+    Following the id *before* the message that starts its work is published means no
+    notification can be missed, so a fresh activity needs no status read before waiting.
+    """
+
+    def __init__(self, waiter: Waiter) -> None:
+        self._waiter = waiter
+        self._event = threading.Event()
+        self.activity_id: str | None = None
+
+    def __enter__(self) -> Watch:
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.owner is not None:
-            self.owner._remove(self.activity_id, self.event)
+        if self.activity_id is not None:
+            self._waiter._remove(self.activity_id, self._event)
+            self.activity_id = None
+
+    def follow(self, activity_id: str) -> None:
+        """Start listening for ``activity_id`` (replacing any earlier id)."""
+        if self.activity_id is not None:
+            self._waiter._remove(self.activity_id, self._event)
+        self.activity_id = activity_id
+        self._event.clear()
+        self._waiter._add(activity_id, self._event)
+
+    def wait(self, timeout_s: float, *, known_unsettled: bool) -> bool:
+        """Block until the followed activity settled or ``timeout_s`` passed.
+
+        Returns whether it was seen or announced settled; announced means "read it now": a
+        caller that then finds it unsettled (a wake-up after the listener reconnected) may
+        wait again. ``known_unsettled`` skips the first status read (the caller just stored
+        the activity and has not yet published its work).
+        """
+        assert self.activity_id is not None
+        deadline = time.monotonic() + timeout_s
+        delay = 0.001
+        check = not known_unsettled
+        while True:
+            if check and self._waiter.status(self.activity_id) in lifecycle.SETTLED:
+                return True
+            check = True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self._waiter._notified():
+                if self._event.wait(min(self._waiter._safety_interval, remaining)):
+                    self._event.clear()
+                    return True
+            else:
+                self._event.wait(min(delay, remaining))
+                self._event.clear()
+                delay = min(delay * 2, self._waiter._max_interval)
 
 
 class PostgresWaiter(Waiter):
@@ -77,12 +133,13 @@ class PostgresWaiter(Waiter):
         self._lock = threading.Lock()
         self._events: dict[str, set[threading.Event]] = {}
         self._thread: threading.Thread | None = None
+        self._listening = threading.Event()
 
-    def _subscription(self, activity_id: str) -> _Subscription:
-        self._ensure_listening()
-        return _Subscription(self, activity_id)
+    def _notified(self) -> bool:
+        return self._listening.is_set()
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
+        self._ensure_listening()
         with self._lock:
             self._events.setdefault(activity_id, set()).add(event)
 
@@ -110,6 +167,9 @@ class PostgresWaiter(Waiter):
             try:
                 with psycopg.connect(self._dsn, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    self._listening.set()
+                    # Requests that began waiting before LISTEN took effect re-read now.
+                    self._wake_all()
                     for note in conn.notifies():
                         with self._lock:
                             events = list(self._events.get(note.payload, ()))
@@ -117,7 +177,16 @@ class PostgresWaiter(Waiter):
                             event.set()
             except Exception:
                 log.warning("settled-activity listener lost its connection; reconnecting")
-                time.sleep(1)
+            # Until LISTEN is back, waiting requests poll (a notification may be missed).
+            self._listening.clear()
+            self._wake_all()
+            time.sleep(1)
+
+    def _wake_all(self) -> None:
+        with self._lock:
+            events = [e for group in self._events.values() for e in group]
+        for event in events:
+            event.set()
 
 
 def make_waiter(session_factory: sessionmaker[Session], url: str) -> Waiter:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
@@ -155,16 +156,20 @@ CREDENTIAL_LOCATORS[HEADER_API_KEY] = CredentialLocator(
     "public key")
 
 
+#: Built once: every stamped request looks its key up.
+_API_KEYS_BY_PUBLIC_KEY: Final = select(ApiKey).where(
+    ApiKey.public_key == bindparam("public_key"),
+    ApiKey.organization_id.in_(bindparam("candidates", expanding=True)))
+
+
 def _authenticate_api_key(
     session: Session, header_value: str, body: bytes, candidates: list[str], now: datetime
 ) -> Principal:
     stamp = parse_api_key_stamp(header_value)
     if stamp.scheme not in CURVE_OF_SCHEME:
         raise Unauthenticated(f"unsupported stamp scheme {stamp.scheme!r}")
-    keys = session.scalars(
-        select(ApiKey).where(ApiKey.public_key == stamp.public_key,
-                             ApiKey.organization_id.in_(candidates))
-    ).all()
+    keys = session.scalars(_API_KEYS_BY_PUBLIC_KEY,
+                           {"public_key": stamp.public_key, "candidates": candidates}).all()
     if not keys:
         raise Unauthenticated("could not find public key in organization or its parent organization")
     # Prefer the request's own organization over its parent.

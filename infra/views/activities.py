@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.activities import lifecycle
@@ -35,6 +35,12 @@ def default_vote_rights(
 VOTE_RIGHTS: list[VoteRights] = [default_vote_rights]
 
 
+# Built once: every submit's answer renders its activity.
+_VOTES: Final = (select(Vote).where(Vote.activity_id.in_(bindparam("ids", expanding=True)))
+                 .order_by(Vote.created_at))
+_USERS: Final = select(User).where(User.id.in_(bindparam("ids", expanding=True)))
+
+
 def render_activities(
     session: Session, activities: Sequence[Activity], viewer: str | None
 ) -> list[dict[str, Any]]:
@@ -42,12 +48,10 @@ def render_activities(
     ids = [a.id for a in activities]
     votes: dict[str, list[Vote]] = {i: [] for i in ids}
     if ids:
-        for vote in session.scalars(
-            select(Vote).where(Vote.activity_id.in_(ids)).order_by(Vote.created_at)
-        ):
+        for vote in session.scalars(_VOTES, {"ids": ids}):
             votes[vote.activity_id].append(vote)
     voter_ids = sorted({v.user_id for vs in votes.values() for v in vs})
-    voters = session.scalars(select(User).where(User.id.in_(voter_ids))).all() if voter_ids else []
+    voters = session.scalars(_USERS, {"ids": voter_ids}).all() if voter_ids else []
     user_views = {u["userId"]: u for u in render_users(session, voters)}
     out = []
     for activity in activities:

@@ -7,9 +7,9 @@ providers, tags): each is ``section(session, user_ids) -> {user_id: {wire_key: [
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.clock import wire_timestamp
@@ -33,14 +33,17 @@ def render_api_key(key: ApiKey) -> dict[str, Any]:
     return out
 
 
+#: Built once (every rendered vote renders its user).
+_API_KEYS: Final = (select(ApiKey).where(ApiKey.user_id.in_(bindparam("ids", expanding=True)))
+                    .order_by(ApiKey.created_at))
+
+
 def render_users(session: Session, users: Sequence[User]) -> list[dict[str, Any]]:
     """``v1User`` for each of ``users`` (batched: one query per section)."""
     ids = [u.id for u in users]
     keys: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
     if ids:
-        for key in session.scalars(
-            select(ApiKey).where(ApiKey.user_id.in_(ids)).order_by(ApiKey.created_at)
-        ):
+        for key in session.scalars(_API_KEYS, {"ids": ids}):
             keys[key.user_id].append(render_api_key(key))
     extra: dict[str, dict[str, list[Any]]] = {i: {} for i in ids}
     for section in USER_SECTIONS:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id
@@ -266,6 +266,30 @@ def _address_matches(column: Any, address: str) -> Any:
     return column == address
 
 
+def _account_lookup(address_matches: Any) -> Select[WalletAccount, Wallet]:
+    """The oldest account of an organization whose address matches, with its wallet."""
+    return (
+        select(WalletAccount, Wallet)
+        .join(Wallet, Wallet.id == WalletAccount.wallet_id)
+        .where(WalletAccount.organization_id == bindparam("organization_id"), address_matches)
+        .order_by(WalletAccount.created_at)
+        .limit(1)
+    )
+
+
+# Built once: every signature resolves its signWith (in the ingress's check and the worker).
+_ACCOUNT_BY_ADDRESS: Final = _account_lookup(WalletAccount.address == bindparam("address"))
+#: 0x-hex addresses match case-insensitively (EIP-55 checksums vary); binds it lowercased.
+_ACCOUNT_BY_HEX_ADDRESS: Final = _account_lookup(
+    func.lower(WalletAccount.address) == bindparam("address"))
+
+
+def _account_with_wallet(session: Session, lookup: Select[WalletAccount, Wallet],
+                         organization_id: str, address: str) -> tuple[WalletAccount, Wallet] | None:
+    row = session.execute(lookup, {"organization_id": organization_id, "address": address}).first()
+    return (row[0], row[1]) if row is not None else None
+
+
 def resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:
     """Find the key ``signWith`` names: account address, private key id or key address.
 
@@ -277,23 +301,12 @@ def resolve_sign_with(session: Session, organization_id: str, sign_with: str) ->
             "signWith is required: a wallet account address, a private key id or address",
             field="signWith",
         )
-    account = session.scalars(
-        select(WalletAccount)
-        .where(WalletAccount.organization_id == organization_id,
-               WalletAccount.address == sign_with)
-        .order_by(WalletAccount.created_at)
-        .limit(1)
-    ).first()
-    if account is None and sign_with.startswith(("0x", "0X")):
-        account = session.scalars(
-            select(WalletAccount)
-            .where(WalletAccount.organization_id == organization_id,
-                   _address_matches(WalletAccount.address, sign_with))
-            .order_by(WalletAccount.created_at)
-            .limit(1)
-        ).first()
-    if account is not None:
-        wallet = session.get(Wallet, account.wallet_id)
+    found = _account_with_wallet(session, _ACCOUNT_BY_ADDRESS, organization_id, sign_with)
+    if found is None and sign_with.startswith(("0x", "0X")):
+        found = _account_with_wallet(session, _ACCOUNT_BY_HEX_ADDRESS, organization_id,
+                                     sign_with.lower())
+    if found is not None:
+        account, wallet = found
         return SigningTarget(Curve(account.curve), AddressFormat(account.address_format),
                              account=account, wallet=wallet)
     key = session.get(PrivateKey, sign_with)

@@ -25,8 +25,9 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Final
 
-from sqlalchemy import event, select
+from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import Session
 
 from infra.activities.lifecycle import COMPLETED
@@ -57,16 +58,37 @@ _FEATURE_NAMESPACE = uuid.UUID("0b6c2f4e-1d8a-5e57-9c33-6a4f2e8d7b10")
 MAX_DEPTH = 32
 
 
+#: Complete chains already walked, by organization id. An organization's parent is fixed
+#: when it is created and never changes, so a chain that reached a stored root stays true.
+_CHAINS: dict[str, tuple[str, ...]] = {}
+_CHAINS_MAX = 10_000
+
+
 def organization_chain(session: Session, organization_id: str) -> list[str]:
     """``organization_id`` followed by its parent, grandparent, … up to the root."""
+    known = _CHAINS.get(organization_id)
+    if known is not None:
+        return list(known)
     chain = [organization_id]
     current: str | None = organization_id
+    complete = False
     while current is not None and len(chain) <= MAX_DEPTH:
-        parent = session.scalar(select(Organization.parent_id).where(Organization.id == current))
-        if parent is None or parent in chain:
+        row = session.execute(
+            select(Organization.parent_id).where(Organization.id == current)).first()
+        if row is None:
+            break  # not stored (yet): do not remember a guess
+        parent = row[0]
+        if parent is None:
+            complete = True
+            break
+        if parent in chain:
             break
         chain.append(parent)
         current = parent
+    if complete:
+        if len(_CHAINS) >= _CHAINS_MAX:
+            _CHAINS.clear()
+        _CHAINS[organization_id] = tuple(chain)
     return chain
 
 
@@ -143,14 +165,19 @@ def changes_webhook_feature(activity: Activity) -> bool:
     )
 
 
+#: Built once: this runs in every activity's transaction, at every status change.
+_ACTIVE_ENDPOINTS: Final = (
+    select(WebhookEndpoint)
+    .where(WebhookEndpoint.organization_id.in_(bindparam("chain", expanding=True)),
+           WebhookEndpoint.is_active.is_(True))
+    .order_by(WebhookEndpoint.created_at)
+)
+
+
 def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
     """Active endpoints of the organization and its ancestors subscribed to ``event_type``."""
     chain = organization_chain(session, organization_id)
-    candidates = session.scalars(
-        select(WebhookEndpoint)
-        .where(WebhookEndpoint.organization_id.in_(chain), WebhookEndpoint.is_active.is_(True))
-        .order_by(WebhookEndpoint.created_at)
-    ).all()
+    candidates = session.scalars(_ACTIVE_ENDPOINTS, {"chain": chain}).all()
     return [e for e in candidates if subscribed(e, event_type)]
 
 

@@ -1,0 +1,149 @@
+"""The submit's wait for an activity to settle, on real PostgreSQL and on SQLite.
+
+On PostgreSQL a waiting request is woken by ``NOTIFY`` and reads nothing while it waits;
+before the listener is up (or without one) it polls and still sees the settled status.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from infra.activities import lifecycle
+from infra.activities.waiter import PostgresWaiter, Waiter, make_waiter
+from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
+from infra.db.migrate import upgrade
+from infra.db.models.activities import Activity
+from infra.db.models.organizations import Organization
+
+LONG = 30.0  # far longer than any of these waits takes; a hang fails the test instead
+
+
+@pytest.fixture
+def pg_engine(fresh_pg_url: str) -> Iterator[Engine]:
+    upgrade(fresh_pg_url)
+    engine = make_engine(fresh_pg_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
+    url = f"sqlite:///{tmp_path / 'waiter.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()
+
+
+def _pending(factory: sessionmaker[Session]) -> str:
+    with factory() as session:
+        org = Organization(name="waiter", root_quorum_threshold=1)
+        session.add(org)
+        session.flush()
+        activity = Activity(organization_id=org.id, type="ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+                            status=lifecycle.PENDING, fingerprint="fp-" + org.id, body="{}",
+                            timestamp_ms="1", intent={}, result={}, user_id=None)
+        session.add(activity)
+        session.commit()
+        return activity.id
+
+
+def _complete(factory: sessionmaker[Session], activity_id: str) -> None:
+    """What the executor does: claim, transition (NOTIFY on PostgreSQL), commit."""
+    with factory() as session:
+        activity = lifecycle.claim(session, activity_id, lifecycle.PENDING)
+        assert activity is not None
+        lifecycle.transition(session, activity, lifecycle.COMPLETED, result={"ok": {}})
+        session.commit()
+
+
+class StatusReads:
+    """Counts the waiter's status reads on ``engine`` (real statements, not a stand-in)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.count = 0
+
+        def _before(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+            if statement.lstrip().startswith("SELECT activities.status"):
+                self.count += 1
+
+        event.listen(engine, "before_cursor_execute", _before)
+
+
+def _listening(waiter: PostgresWaiter) -> None:
+    waiter._ensure_listening()
+    assert waiter._listening.wait(LONG), "the LISTEN connection never came up"
+
+
+def test_a_notified_wait_reads_nothing_until_the_activity_settles(pg_engine: Engine) -> None:
+    factory = make_session_factory(pg_engine)
+    waiter = make_waiter(make_read_session_factory(pg_engine), pg_engine.url.render_as_string(
+        hide_password=False))
+    assert isinstance(waiter, PostgresWaiter)
+    waiter._safety_interval = LONG  # only the notification may end this wait
+    _listening(waiter)
+    activity_id = _pending(factory)
+    reads = StatusReads(pg_engine)
+    with waiter.watch() as watch:
+        watch.follow(activity_id)  # before the work is handed off, as the submit does
+        done = threading.Thread(target=_complete, args=(factory, activity_id))
+        done.start()
+        announced = watch.wait(LONG, known_unsettled=True)
+        done.join()
+    assert announced
+    assert reads.count == 0
+    assert waiter.status(activity_id) == lifecycle.COMPLETED
+
+
+def test_a_wait_started_after_the_activity_settled_returns_at_once(pg_engine: Engine) -> None:
+    factory = make_session_factory(pg_engine)
+    waiter = make_waiter(make_read_session_factory(pg_engine), pg_engine.url.render_as_string(
+        hide_password=False))
+    activity_id = _pending(factory)
+    _complete(factory, activity_id)
+    assert waiter.wait(activity_id, LONG) == lifecycle.COMPLETED
+
+
+def test_without_the_listener_the_wait_polls_and_still_sees_the_result(pg_engine: Engine) -> None:
+    factory = make_session_factory(pg_engine)
+    # The listener's DSN points nowhere: LISTEN never comes up, notifications never arrive.
+    waiter = PostgresWaiter(make_read_session_factory(pg_engine),
+                            "postgresql://postgres@127.0.0.1:1/none?connect_timeout=1")
+    activity_id = _pending(factory)
+    reads = StatusReads(pg_engine)
+    done = threading.Timer(0.2, _complete, args=(factory, activity_id))
+    done.start()
+    assert waiter.wait(activity_id, LONG) == lifecycle.COMPLETED
+    done.join()
+    assert not waiter._notified()
+    assert reads.count >= 2  # it had to look again after the first read found it PENDING
+
+
+def test_an_unsettled_activity_times_out_with_its_status(pg_engine: Engine) -> None:
+    factory = make_session_factory(pg_engine)
+    waiter = make_waiter(make_read_session_factory(pg_engine), pg_engine.url.render_as_string(
+        hide_password=False))
+    activity_id = _pending(factory)
+    assert waiter.wait(activity_id, 0.05) == lifecycle.PENDING
+
+
+def test_sqlite_waiter_polls_until_settled(sqlite_engine: Engine) -> None:
+    factory = make_session_factory(sqlite_engine)
+    waiter = make_waiter(make_read_session_factory(sqlite_engine), str(sqlite_engine.url))
+    assert type(waiter) is Waiter
+    activity_id = _pending(factory)
+    with waiter.watch() as watch:
+        watch.follow(activity_id)
+        done = threading.Timer(0.1, _complete, args=(factory, activity_id))
+        done.start()
+        assert watch.wait(LONG, known_unsettled=True)
+        done.join()
+    assert waiter.status(activity_id) == lifecycle.COMPLETED
