@@ -14,6 +14,7 @@ from typing import Final
 from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from infra.ancestry import organization_chain
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
@@ -68,24 +69,10 @@ class CredentialLocator:
 CREDENTIAL_LOCATORS: dict[str, CredentialLocator] = {}
 
 
-def organization_chain(session: Session, organization_id: str) -> list[Organization]:
-    """The organization followed by its ancestors (nearest first).
-
-    Raises:
-        NotFound: The organization does not exist.
-    """
-    org = session.get(Organization, organization_id)
-    if org is None:
-        raise NotFound(f"organization not found: {organization_id}",
-                       details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
-                                 "turnkeyErrorCode": "ORGANIZATION_NOT_FOUND"}])
-    chain = [org]
-    while chain[-1].parent_id and len(chain) < 8:
-        parent = session.get(Organization, chain[-1].parent_id)
-        if parent is None:
-            break
-        chain.append(parent)
-    return chain
+def _not_found(organization_id: str) -> NotFound:
+    return NotFound(f"organization not found: {organization_id}",
+                    details=[{"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+                              "turnkeyErrorCode": "ORGANIZATION_NOT_FOUND"}])
 
 
 def authenticate(
@@ -110,9 +97,22 @@ def authenticate(
             resolving downwards, a credential held by more than one sub-organization.
         NotFound: The organization does not exist.
     """
-    lowered = {k.lower(): v for k, v in headers.items()}
     chain = organization_chain(session, organization_id)
-    candidates = [o.id for o in chain[:2]]
+    if not chain:
+        raise _not_found(organization_id)
+    try:
+        return _verify(session, headers, body, organization_id, chain[:2], now,
+                       resolve_sub_organizations)
+    except Unauthenticated:
+        # The chain may be remembered from before the organization was deleted.
+        if session.get(Organization, organization_id) is None:
+            raise _not_found(organization_id) from None
+        raise
+
+
+def _verify(session: Session, headers: Mapping[str, str], body: bytes, organization_id: str,
+            candidates: list[str], now: datetime, resolve_sub_organizations: bool) -> Principal:
+    lowered = {k.lower(): v for k, v in headers.items()}
     if resolve_sub_organizations:
         candidates = _resolve_downwards(session, lowered, candidates, organization_id)
     api_stamp = lowered.get(HEADER_API_KEY.lower())

@@ -31,9 +31,10 @@ from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import Session
 
 from infra.activities.lifecycle import COMPLETED
+from infra.ancestry import organization_chain
 from infra.clock import new_id, now
 from infra.db.models.activities import Activity
-from infra.db.models.organizations import Organization, OrganizationFeature
+from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
 from infra.views.activities import render_activity
 from infra.webhooks.endpoints import subscribed
@@ -54,42 +55,6 @@ DISPATCH_GRACE = timedelta(seconds=60)
 _dispatcher: Callable[[list[str]], None] | None = None
 
 _FEATURE_NAMESPACE = uuid.UUID("0b6c2f4e-1d8a-5e57-9c33-6a4f2e8d7b10")
-#: Organizations nest shallowly; the walk stops here even if data were cyclic.
-MAX_DEPTH = 32
-
-
-#: Complete chains already walked, by organization id. An organization's parent is fixed
-#: when it is created and never changes, so a chain that reached a stored root stays true.
-_CHAINS: dict[str, tuple[str, ...]] = {}
-_CHAINS_MAX = 10_000
-
-
-def organization_chain(session: Session, organization_id: str) -> list[str]:
-    """``organization_id`` followed by its parent, grandparent, … up to the root."""
-    known = _CHAINS.get(organization_id)
-    if known is not None:
-        return list(known)
-    chain = [organization_id]
-    current: str | None = organization_id
-    complete = False
-    while current is not None and len(chain) <= MAX_DEPTH:
-        row = session.execute(
-            select(Organization.parent_id).where(Organization.id == current)).first()
-        if row is None:
-            break  # not stored (yet): do not remember a guess
-        parent = row[0]
-        if parent is None:
-            complete = True
-            break
-        if parent in chain:
-            break
-        chain.append(parent)
-        current = parent
-    if complete:
-        if len(_CHAINS) >= _CHAINS_MAX:
-            _CHAINS.clear()
-        _CHAINS[organization_id] = tuple(chain)
-    return chain
 
 
 def feature_endpoint_id(organization_id: str) -> str:
@@ -176,7 +141,7 @@ _ACTIVE_ENDPOINTS: Final = (
 
 def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
     """Active endpoints of the organization and its ancestors subscribed to ``event_type``."""
-    chain = organization_chain(session, organization_id)
+    chain = organization_chain(session, organization_id) or [organization_id]
     candidates = session.scalars(_ACTIVE_ENDPOINTS, {"chain": chain}).all()
     return [e for e in candidates if subscribed(e, event_type)]
 

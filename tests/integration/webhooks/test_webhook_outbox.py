@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, update
 
 from infra.activities import lifecycle
+from infra.ancestry import organization_chain
 from infra.clock import now, now_ms
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
@@ -18,7 +19,7 @@ from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEnd
 from infra.errors import InvalidRequest
 from infra.webhooks import outbox
 from infra.webhooks.keystore import jwks_from_database
-from infra.webhooks.outbox import organization_chain, sync_feature_endpoints
+from infra.webhooks.outbox import sync_feature_endpoints
 from infra.webhooks.payloads import activity_event_id
 from infra.webhooks.replay import replay_failed
 from notifier.actors import deliver_webhook
