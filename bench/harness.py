@@ -106,3 +106,77 @@ def summary(results: Sequence[Result]) -> str:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+class ProcessCpu:
+    """CPU time (user + system, from ``/proc``) per process group while a phase runs.
+
+    Groups are the named processes with all their descendants (gunicorn's workers, the
+    worker pools' children), plus the PostgreSQL server, the RabbitMQ node and this load
+    generator. Divided by the activities of the phase, it says where each one's time goes,
+    a figure the shared machine's noise moves far less than throughput.
+    """
+
+    SERVERS = {"postgresql": ("postgres",), "rabbitmq": ("beam.smp",)}
+
+    def __init__(self, roots: dict[str, int]) -> None:
+        self.roots = dict(roots)
+        self.roots["load generator"] = os.getpid()
+        self.before = self._sample()
+
+    @staticmethod
+    def _processes() -> dict[int, tuple[int, str, int]]:
+        """pid -> (parent pid, command name, CPU ticks)."""
+        out = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat[stat.rindex(")") + 2:].split()
+            out[int(entry)] = (int(fields[1]), name, int(fields[11]) + int(fields[12]))
+        return out
+
+    def _group_of(self, pid: int, procs: dict[int, tuple[int, str, int]]) -> str | None:
+        name = procs[pid][1]
+        for group, names in self.SERVERS.items():
+            if name in names:
+                return group
+        current, hops = pid, 0
+        while current in procs and hops < 16:
+            for group, root in self.roots.items():
+                if current == root:
+                    return group
+            current, hops = procs[current][0], hops + 1
+        return None
+
+    def _sample(self) -> dict[int, tuple[str, int]]:
+        procs = self._processes()
+        out = {}
+        for pid, (_, _, ticks) in procs.items():
+            group = self._group_of(pid, procs)
+            if group is not None:
+                out[pid] = (group, ticks)
+        return out
+
+    def per_item_ms(self, items: int) -> dict[str, float]:
+        """CPU milliseconds per item by group since construction, largest first."""
+        after = self._sample()
+        tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+        totals: dict[str, float] = {}
+        for pid, (group, ticks) in after.items():
+            spent = ticks - self.before.get(pid, (group, 0))[1]
+            totals[group] = totals.get(group, 0.0) + spent * tick_ms / max(items, 1)
+        return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+def cpu_table(title: str, per_item: dict[str, float]) -> str:
+    """``per_item_ms`` as printed lines, with the total."""
+    lines = [f"{title}: CPU ms per request by process"]
+    lines += [f"  {group:<16} {ms:7.2f}" for group, ms in per_item.items()]
+    lines.append(f"  {'total':<16} {sum(per_item.values()):7.2f}")
+    return "\n".join(lines)

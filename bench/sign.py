@@ -10,7 +10,9 @@ database and RabbitMQ vhost, creates a wallet with an Ethereum account, then in 
 4. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached.
 
 Prints signatures/s, p50/p99 latency, the share answered ``COMPLETED`` inline (in the submit
-response itself), and the ratios against the floor.
+response itself), the ratios against the floor, and where the CPU went in phases 2 and 3
+(milliseconds per request by process: ingress, consensus, executors, notifier, PostgreSQL,
+RabbitMQ, the load generator). ``--profile`` adds py-spy stacks of every walletd process.
 
     .venv/bin/python bench/sign.py [--requests 600] [--concurrency 8]
 """
@@ -30,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import requests
 from eth_utils import keccak
 
-from bench.harness import Result, TrivialServer, run_load, summary
+from bench.harness import ProcessCpu, Result, TrivialServer, cpu_table, run_load, summary
 from infra.crypto import signing
 from infra.crypto.addresses import Curve
 from tests.support import services
@@ -222,11 +224,15 @@ def main() -> None:
                  lambda r: r.status_code == 200)
         raw = raw_signing(5000)
         full_reqs = stamped_signs(dep, address, args.requests, "full")
+        floor_cpu = ProcessCpu({"trivial endpoint": trivial.proc.pid})
         floor = run_load("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in full_reqs],
                          args.concurrency, lambda r: r.status_code == 200)
+        floor_ms = floor_cpu.per_item_ms(floor.count)
         full_check = InlineCounter()
         profiler = Profiler(dep, work) if args.profile else None
+        full_cpu = ProcessCpu({name: proc.pid for name, proc in dep.processes.items()})
         full = run_load("sign_raw_payload full load", full_reqs, args.concurrency, full_check)
+        full_ms = full_cpu.per_item_ms(full.count)
         if profiler is not None:
             profiler.stop()
         half_rate = full.rate / 2
@@ -242,6 +248,8 @@ def main() -> None:
         print(f"p50 at half load: {half.pct(50):.2f} ms (target < 10 ms)")
         print(f"answered COMPLETED inline: full load {full_check.inline / full.count:.1%}, "
               f"half load {half_check.inline / half.count:.1%} (target >= 99%)")
+        print(cpu_table("trivial endpoint", floor_ms))
+        print(cpu_table("sign_raw_payload full load", full_ms))
         if profiler is not None:
             print(profiler.report())
     finally:
