@@ -134,6 +134,7 @@ class PostgresWaiter(Waiter):
         self._events: dict[str, set[threading.Event]] = {}
         self._thread: threading.Thread | None = None
         self._listening = threading.Event()
+        self._stopping = threading.Event()
 
     def _notified(self) -> bool:
         return self._listening.is_set()
@@ -163,24 +164,31 @@ class PostgresWaiter(Waiter):
     def _listen(self) -> None:
         import psycopg
 
-        while True:
+        while not self._stopping.is_set():
             try:
                 with psycopg.connect(self._dsn, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
                     # Requests that began waiting before LISTEN took effect re-read now.
                     self._wake_all()
-                    for note in conn.notifies():
-                        with self._lock:
-                            events = list(self._events.get(note.payload, ()))
-                        for event in events:
-                            event.set()
+                    while not self._stopping.is_set():
+                        for note in conn.notifies(timeout=1.0):
+                            with self._lock:
+                                events = list(self._events.get(note.payload, ()))
+                            for event in events:
+                                event.set()
             except Exception:
                 log.warning("settled-activity listener lost its connection; reconnecting")
             # Until LISTEN is back, waiting requests poll (a notification may be missed).
             self._listening.clear()
             self._wake_all()
-            time.sleep(1)
+            self._stopping.wait(1)
+
+    def stop(self) -> None:
+        """End the listener thread (within about a second); waiting requests then poll."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(5)
 
     def _wake_all(self) -> None:
         with self._lock:

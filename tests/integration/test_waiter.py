@@ -98,6 +98,7 @@ def test_a_notified_wait_reads_nothing_until_the_activity_settles(pg_engine: Eng
         done.start()
         announced = watch.wait(LONG, known_unsettled=True)
         done.join()
+    waiter.stop()
     assert announced
     assert reads.count == 0
     assert waiter.status(activity_id) == lifecycle.COMPLETED
@@ -110,6 +111,8 @@ def test_a_wait_started_after_the_activity_settled_returns_at_once(pg_engine: En
     activity_id = _pending(factory)
     _complete(factory, activity_id)
     assert waiter.wait(activity_id, LONG) == lifecycle.COMPLETED
+    assert isinstance(waiter, PostgresWaiter)
+    waiter.stop()
 
 
 def test_without_the_listener_the_wait_polls_and_still_sees_the_result(pg_engine: Engine) -> None:
@@ -121,10 +124,13 @@ def test_without_the_listener_the_wait_polls_and_still_sees_the_result(pg_engine
     reads = StatusReads(pg_engine)
     done = threading.Timer(0.2, _complete, args=(factory, activity_id))
     done.start()
-    assert waiter.wait(activity_id, LONG) == lifecycle.COMPLETED
-    done.join()
-    assert not waiter._notified()
-    assert reads.count >= 2  # it had to look again after the first read found it PENDING
+    try:
+        assert waiter.wait(activity_id, LONG) == lifecycle.COMPLETED
+        done.join()
+        assert not waiter._notified()
+        assert reads.count >= 2  # it had to look again after the first read found it PENDING
+    finally:
+        waiter.stop()
 
 
 def test_an_unsettled_activity_times_out_with_its_status(pg_engine: Engine) -> None:
@@ -133,6 +139,8 @@ def test_an_unsettled_activity_times_out_with_its_status(pg_engine: Engine) -> N
         hide_password=False))
     activity_id = _pending(factory)
     assert waiter.wait(activity_id, 0.05) == lifecycle.PENDING
+    assert isinstance(waiter, PostgresWaiter)
+    waiter.stop()
 
 
 def test_sqlite_waiter_polls_until_settled(sqlite_engine: Engine) -> None:
