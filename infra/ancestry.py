@@ -41,13 +41,15 @@ def organization_chain(session: Session, organization_id: str) -> list[str]:
         chain.append(current)
         parent = row[0]
         if parent is None:
-            break
+            _remember(organization_id, chain)
+            return chain
         if parent in chain:
             return chain  # cyclic data: never remembered
         current = parent
-    else:
-        return chain
+    return chain  # deeper than MAX_DEPTH: not remembered
+
+
+def _remember(organization_id: str, chain: list[str]) -> None:
     if len(_CHAINS) >= _CHAINS_MAX:
         _CHAINS.clear()
     _CHAINS[organization_id] = tuple(chain)
-    return chain

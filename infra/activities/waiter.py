@@ -47,10 +47,11 @@ class Waiter:
         with self.watch() as watch:
             watch.follow(activity_id)
             while True:
-                watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=False)
                 status = self.status(activity_id)
-                if status in lifecycle.SETTLED or time.monotonic() >= deadline:
+                remaining = deadline - time.monotonic()
+                if status in lifecycle.SETTLED or remaining <= 0:
                     return status
+                watch.wait(remaining, known_unsettled=True)
 
     def watch(self) -> Watch:
         """A subscription to one activity's settling, opened before it can settle."""
