@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from consensus.engine import Policy, Proposal, RootQuorum, compiled, evaluate
+from infra.pipeline.engine import Policy, Proposal, RootQuorum, compiled, evaluate
 from infra.policy.variables import eth_tx_variable, user_variable
 
 _TEMPLATES = [

@@ -14,14 +14,15 @@ from typing import Final
 import dramatiq
 from sqlalchemy import bindparam, select
 
-from consensus import evaluation
-from consensus.engine import Outcome
-from infra.activities import lifecycle, registry
+from infra.activities import registry
 from infra.bootstrap import Services
 from infra.db.models.policies import PolicyEvaluation
 from infra.errors import Internal, PolicyDenied
-from infra.execution import MAX_RETRIES, fail_activity, is_transient, retry_when
 from infra.messaging import contracts
+from infra.pipeline import decide as evaluation
+from infra.pipeline import lifecycle
+from infra.pipeline.engine import Outcome
+from infra.pipeline.execute import MAX_RETRIES, fail_activity, is_transient, retry_when
 
 log = logging.getLogger(__name__)
 

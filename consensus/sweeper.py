@@ -15,11 +15,11 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from infra.activities import lifecycle
 from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.messaging import contracts
+from infra.pipeline import lifecycle
 
 log = logging.getLogger(__name__)
 

@@ -15,11 +15,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra import extensions
-from infra.activities.waiter import Waiter, make_waiter
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging import queues
 from infra.messaging.broker import build_broker
+from infra.pipeline.wait import Waiter, make_waiter
 from infra.settings import Role, Settings
 
 

@@ -1,7 +1,7 @@
 """Modules that plug into shared mechanisms when imported.
 
 Each listed module registers itself on import: lifecycle listeners
-(``infra.activities.lifecycle.LISTENERS``), user/organization view sections, stamp
+(``infra.pipeline.lifecycle.LISTENERS``), user/organization view sections, stamp
 verifiers, worker hooks. ``load()`` runs in every process from ``bootstrap`` so all
 processes see the same behaviour. Add one line per concept; missing modules are an error.
 """
@@ -12,11 +12,11 @@ import importlib
 
 MODULES: tuple[str, ...] = (
     "infra.policies",
-    "infra.votes",
+    "infra.pipeline.votes",
     "infra.webhooks.extension",
-    "infra.identity",
-    "infra.passkeys",
-    "infra.quotas",
+    "infra.identity.extension",
+    "infra.identity.passkeys",
+    "infra.identity.quotas",
     "infra.wallets.extension",
 )
 

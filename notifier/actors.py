@@ -31,8 +31,8 @@ from sqlalchemy import or_, text, update
 from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from infra.execution import MAX_RETRIES, retry_when
 from infra.messaging import contracts, queues
+from infra.pipeline.execute import MAX_RETRIES, retry_when
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
 from infra.webhooks.extension import KEYRING

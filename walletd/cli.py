@@ -23,8 +23,8 @@ from typing import Any
 
 from infra.bootstrap import bootstrap
 from infra.db.migrate import upgrade
+from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
-from infra.root import KEY_FILE, ensure_root
 from infra.settings import Settings
 
 log = logging.getLogger("walletd")

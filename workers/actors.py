@@ -1,12 +1,12 @@
-"""Executor actors, one per pool: ids in, ``infra.execution.run_activity`` does the work."""
+"""Executor actors, one per pool: ids in, ``infra.pipeline.execute.run_activity`` does the work."""
 
 from __future__ import annotations
 
 import dramatiq
 
 from infra.bootstrap import Services
-from infra.execution import MAX_RETRIES, retry_when, run_activity
 from infra.messaging import contracts
+from infra.pipeline.execute import MAX_RETRIES, retry_when, run_activity
 
 
 def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.credentials import ApiKeyParams, add_api_key, canonical_public_key
+from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 

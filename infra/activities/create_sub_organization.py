@@ -17,8 +17,8 @@ from pydantic import Field, model_validator
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.errors import InvalidRequest
+from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
-from infra.users import UserParams, check_user, create_user
 from infra.validation import limits
 from infra.validation.features import FeatureName
 from infra.wiremodel import WireModel

@@ -7,7 +7,13 @@ from typing import Any
 from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.identity import TAG_TYPE_USER, assign_user_tag, check_tag_name_free, create_tag, users_in_org
+from infra.identity.extension import (
+    TAG_TYPE_USER,
+    assign_user_tag,
+    check_tag_name_free,
+    create_tag,
+    users_in_org,
+)
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 

@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
-from infra.users import UserParams, check_user, create_user
 from infra.wiremodel import WireModel
 
 

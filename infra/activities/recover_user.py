@@ -7,8 +7,8 @@ from typing import Any
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.auth.webauthn import verify_registration
+from infra.identity.passkeys import add_authenticator, allowed_origins
 from infra.messaging import queues
-from infra.passkeys import add_authenticator, allowed_origins
 from infra.wiremodel import WireModel
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.votes import REJECTED, cast_vote, find_target
+from infra.pipeline.votes import REJECTED, cast_vote, find_target
 from infra.wiremodel import WireModel
 
 

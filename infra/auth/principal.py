@@ -14,12 +14,12 @@ from typing import Final
 from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from infra.ancestry import organization_chain
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
 from infra.db.models.organizations import ApiKey, Organization
 from infra.errors import NotFound, Unauthenticated
+from infra.identity.ancestry import organization_chain
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 from infra.auth.webauthn import MSG_AUTHENTICATOR_NOT_FOUND
 from infra.db.models.identity import Authenticator
 from infra.errors import NotFound
-from infra.passkeys import render_authenticator
+from infra.identity.passkeys import render_authenticator
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from infra.activities.common import user_in_org
 from infra.db.models.identity import Authenticator
-from infra.passkeys import render_authenticator
+from infra.identity.passkeys import render_authenticator
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

@@ -8,10 +8,10 @@ from typing import Any, Final
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from infra.activities import lifecycle
 from infra.clock import wire_timestamp
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import User
+from infra.pipeline import lifecycle
 from infra.views.users import render_users
 
 #: ``can_vote(session, activity, viewer_user_id) -> (canApprove, canReject)``; the consensus

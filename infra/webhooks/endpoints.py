@@ -17,11 +17,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from infra.activities import lifecycle
 from infra.clock import new_id
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookEndpoint
 from infra.errors import InvalidRequest
+from infra.pipeline import lifecycle
 from infra.webhooks.destinations import (
     AllowList,
     DestinationUnresolved,

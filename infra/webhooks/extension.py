@@ -12,10 +12,10 @@ import logging
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from infra.activities import lifecycle
 from infra.bootstrap import WORKER_HOOKS, Services
 from infra.clock import now_ms
 from infra.messaging import contracts
+from infra.pipeline import lifecycle
 from infra.webhooks import keystore, outbox
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The webhook outbox: delivery rows written in the activity's own transaction.
 
-:func:`on_activity_change` is an ``infra.activities.lifecycle`` listener. On every activity
+:func:`on_activity_change` is an ``infra.pipeline.lifecycle`` listener. On every activity
 creation and status change it finds the active endpoints subscribed to ``ACTIVITY_UPDATES`` in
 the activity's organization and every ancestor, renders the full activity object once, and
 inserts one ``webhook_deliveries`` row per endpoint (``PENDING``, due now). The rows commit or
@@ -30,12 +30,12 @@ from typing import Final
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import Session
 
-from infra.activities.lifecycle import COMPLETED
-from infra.ancestry import organization_chain
 from infra.clock import new_id, now
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
+from infra.identity.ancestry import organization_chain
+from infra.pipeline.lifecycle import COMPLETED
 from infra.views.activities import render_activity
 from infra.webhooks.endpoints import subscribed
 from infra.webhooks.payloads import ACTIVITY_UPDATES, WebhookEvent, activity_update_event

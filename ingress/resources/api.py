@@ -8,8 +8,8 @@ import falcon
 
 from infra.bootstrap import Services
 from infra.errors import InvalidRequest
+from infra.pipeline.submit import submit
 from infra.queries_service import query
-from infra.submissions import submit
 
 MAX_BODY = 4 * 1024 * 1024
 

@@ -16,12 +16,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from infra.activities import lifecycle
-from infra.activities.waiter import PostgresWaiter, Waiter, make_waiter
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
 from infra.db.migrate import upgrade
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization
+from infra.pipeline import lifecycle
+from infra.pipeline.wait import PostgresWaiter, Waiter, make_waiter
 
 LONG = 30.0  # far longer than any of these waits takes; a hang fails the test instead
 

@@ -187,7 +187,7 @@ def make_organization(dep: Deployment, name: str = "Other Org", parent_id: str |
     exist in a test's scope; uses the same code the service uses for its root organization.
     """
     from infra.db.engine import make_engine, make_session_factory
-    from infra.root import create_organization, new_p256_keypair
+    from infra.identity.root import create_organization, new_p256_keypair
 
     engine = make_engine(database_url(dep), pool_size=1)
     try:

@@ -7,13 +7,13 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.activities import lifecycle
 from infra.bootstrap import Services, bootstrap
 from infra.clock import new_id
 from infra.db.migrate import upgrade
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import WebhookEndpoint
-from infra.root import create_organization, new_p256_keypair
+from infra.identity.root import create_organization, new_p256_keypair
+from infra.pipeline import lifecycle
 from infra.settings import Settings
 from notifier.actors import Notifier, build_notifier
 from notifier.delivery import DeliveryConfig

@@ -1,4 +1,4 @@
-"""``infra.ancestry``: chains walked on real rows, remembered only once complete."""
+"""``infra.identity.ancestry``: chains walked on real rows, remembered only once complete."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from infra.ancestry import organization_chain
 from infra.clock import new_id
 from infra.db.models.organizations import Organization
+from infra.identity.ancestry import organization_chain
 from tests.support.sqlite import sqlite_session
 
 

@@ -4,7 +4,7 @@ that adds the unique indexes, on SQLite and PostgreSQL).
 Two transactions race on one organization: A flushes and holds its transaction open, B
 flushes in a thread. The test waits until B has either finished or is waiting on a lock (a
 synchronisation, not a timing assertion), then commits A. Counting then inserting under
-READ COMMITTED would let B through; the organization lock of ``infra.quotas`` and the unique
+READ COMMITTED would let B through; the organization lock of ``infra.identity.quotas`` and the unique
 indexes must not.
 """
 
@@ -21,17 +21,17 @@ from alembic import command
 from sqlalchemy import Engine, func, insert, inspect, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-import infra.quotas  # noqa: F401 - installs the flush listener
+import infra.identity.quotas  # noqa: F401 - installs the flush listener
 from infra.clock import now
-from infra.credentials import ApiKeyParams, add_api_key
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.migrate import alembic_config, upgrade
 from infra.db.models.identity import OauthProvider
 from infra.db.models.organizations import ApiKey
 from infra.db.models.policies import Policy
 from infra.errors import AlreadyExists
-from infra.identity import add_oauth_provider
-from infra.root import create_organization, new_p256_keypair
+from infra.identity.credentials import ApiKeyParams, add_api_key
+from infra.identity.extension import add_oauth_provider
+from infra.identity.root import create_organization, new_p256_keypair
 from infra.validation.limits import ResourceLimitExceeded
 from tests.support import services
 

@@ -10,13 +10,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import func, select, update
 
-from infra.activities import lifecycle
-from infra.ancestry import organization_chain
 from infra.clock import now, now_ms
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.errors import InvalidRequest
+from infra.identity.ancestry import organization_chain
+from infra.pipeline import lifecycle
 from infra.webhooks import outbox
 from infra.webhooks.keystore import jwks_from_database
 from infra.webhooks.outbox import sync_feature_endpoints

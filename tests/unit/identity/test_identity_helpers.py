@@ -1,4 +1,4 @@
-"""OIDC claim extraction and passkey vote keys (infra.identity, infra.passkeys)."""
+"""OIDC claim extraction and passkey vote keys (infra.identity.extension, infra.identity.passkeys)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from infra.errors import InvalidRequest
-from infra.identity import oidc_claims_unverified, provider_identity
-from infra.passkeys import vote_public_key
+from infra.identity.extension import oidc_claims_unverified, provider_identity
+from infra.identity.passkeys import vote_public_key
 
 
 def _jwt(claims: object) -> str:

@@ -1,4 +1,4 @@
-"""Resource limits enforced on flush (infra.quotas) over a scratch SQLite database."""
+"""Resource limits enforced on flush (infra.identity.quotas) over a scratch SQLite database."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 import infra.db.models
-import infra.quotas  # noqa: F401 - installs the listener
+import infra.identity.quotas  # noqa: F401 - installs the listener
 from infra.clock import now
-from infra.credentials import ApiKeyParams, add_api_key
 from infra.db.base import Base
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.identity import (
@@ -27,7 +26,8 @@ from infra.db.models.identity import (
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy
 from infra.db.models.wallets import PrivateKey, Wallet
-from infra.root import create_organization, new_p256_keypair
+from infra.identity.credentials import ApiKeyParams, add_api_key
+from infra.identity.root import create_organization, new_p256_keypair
 from infra.validation.limits import ResourceLimitExceeded
 
 
@@ -260,7 +260,7 @@ def test_oauth_providers_per_user(session: Session) -> None:
 
 def test_flushes_lock_the_organizations_they_count_in_not_a_new_sub_orgs_parent() -> None:
     """What ``lock_organizations`` locks on PostgreSQL (the race itself is an integration test)."""
-    from infra.quotas import _limited_organizations
+    from infra.identity.quotas import _limited_organizations
 
     new_sub = Organization(id="new-sub", name="sub", parent_id="parent")
     pending = [Policy(organization_id="a", name="p", effect="EFFECT_ALLOW"),

@@ -1,6 +1,6 @@
 """A real embedded composition on SQLite (migrated) with the in-process StubBroker.
 
-No sockets: submissions go straight to ``infra.submissions.submit`` with a body stamped by
+No sockets: submissions go straight to ``infra.pipeline.submit.submit`` with a body stamped by
 the official ``turnkey-api-key-stamper``; actors are called directly or run by real
 dramatiq workers on the StubBroker, the way ``walletd up`` runs them.
 """
@@ -18,9 +18,9 @@ import pytest
 
 from infra.bootstrap import Services, bootstrap
 from infra.db.migrate import upgrade
-from infra.root import KEY_FILE, ensure_root
+from infra.identity.root import KEY_FILE, ensure_root
+from infra.pipeline.submit import submit
 from infra.settings import Settings
-from infra.submissions import submit
 from tests.support.keys import make_key
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from consensus.actors import HANDED_OFF, evaluate_activity
-from infra.activities import lifecycle
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import ApiKey
 from infra.db.models.policies import PolicyEvaluation
-from infra.execution import run_activity
 from infra.messaging import queues
+from infra.pipeline import lifecycle
+from infra.pipeline.execute import run_activity
 from tests.unit.pipeline.conftest import Pipeline
 
 

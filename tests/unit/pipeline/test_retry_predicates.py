@@ -19,9 +19,10 @@ import consensus.actors
 import infra.activities
 import notifier.actors
 import workers.actors
-from infra.activities import Registry, lifecycle, registry
+from infra.activities import Registry, registry
 from infra.db.models.activities import Activity
-from infra.execution import MAX_RETRIES, is_transient, retry_when, run_activity
+from infra.pipeline import lifecycle
+from infra.pipeline.execute import MAX_RETRIES, is_transient, retry_when, run_activity
 from tests.unit.pipeline.conftest import Pipeline
 
 

@@ -1,6 +1,6 @@
 """Waiting for an activity to settle, for the optimistically synchronous submit.
 
-On PostgreSQL, :func:`infra.activities.lifecycle.transition` sends ``NOTIFY`` with the
+On PostgreSQL, :func:`infra.pipeline.lifecycle.transition` sends ``NOTIFY`` with the
 activity id in the same transaction as a settling status change (delivered on commit); one
 listener thread per ingress process wakes the waiting request threads. While that listener
 is connected, a waiting request reads the status only when woken (and on a slow safety-net
@@ -19,8 +19,8 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from infra.activities import lifecycle
 from infra.db.models.activities import Activity
+from infra.pipeline import lifecycle
 
 log = logging.getLogger(__name__)
 

@@ -3,9 +3,9 @@
 Plugs into the foundation's extension points (registered by :func:`register`, listed in
 ``infra.extensions``):
 
-* ``infra.users.USER_EXTRAS``: when a user is created (``create_users``, sub-organization root
+* ``infra.identity.users.USER_EXTRAS``: when a user is created (``create_users``, sub-organization root
   users) its email / phone number are validated and its passkeys, OAuth providers and tags
-  are attached (``infra.users.USER_CHECKS`` checks the same read-only from activity ``check``,
+  are attached (``infra.identity.users.USER_CHECKS`` checks the same read-only from activity ``check``,
   so bad input is a 400 before the activity is stored);
 * ``infra.views.users.USER_SECTIONS``: ``oauthProviders`` and ``userTags`` of ``v1User``;
 * ``infra.queries.get_organization.ORGANIZATION_SECTIONS``: ``tags``, ``invitations`` and
@@ -326,7 +326,7 @@ def attach_identity(
     session: Session, organization_id: str, user: User, params: Any, now: datetime, field: str
 ) -> None:
     """``USER_EXTRAS`` entry: validate contacts, attach passkeys, OAuth providers, tags."""
-    from infra.passkeys import add_authenticator
+    from infra.identity.passkeys import add_authenticator
 
     validate_contacts(params, field)
     for i, authenticator in enumerate(getattr(params, "authenticators", []) or []):
@@ -353,7 +353,7 @@ def check_identity(session: Session, organization_id: str, params: Any, field: s
     Contacts, passkey attestations (against ``organization_id``'s WebAuthn origins), OAuth
     identities and user tags; duplicates are left to ``attach_identity``.
     """
-    from infra.passkeys import verify_authenticator
+    from infra.identity.passkeys import verify_authenticator
 
     validate_contacts(params, field)
     for i, authenticator in enumerate(getattr(params, "authenticators", []) or []):
@@ -456,8 +456,8 @@ def organization_section(session: Session, organization_id: str) -> dict[str, An
 
 def register() -> None:
     """Plug the user extra and the view sections in (idempotent)."""
+    from infra.identity.users import USER_CHECKS, USER_EXTRAS
     from infra.queries.get_organization import ORGANIZATION_SECTIONS
-    from infra.users import USER_CHECKS, USER_EXTRAS
     from infra.views.users import USER_SECTIONS
 
     if attach_identity not in USER_EXTRAS:

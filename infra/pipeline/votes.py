@@ -30,8 +30,6 @@ from typing import Any, Final
 from sqlalchemy import bindparam, event, or_, select, update
 from sqlalchemy.orm import Session
 
-from infra.activities.lifecycle import CONSENSUS_NEEDED, PENDING, transition
-from infra.activities.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.activities.spec import ActivityContext
 from infra.clock import as_utc, now
 from infra.db.models.activities import Activity, Vote
@@ -40,6 +38,8 @@ from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
 from infra.messaging.contracts import send_evaluate_activity
+from infra.pipeline.lifecycle import CONSENSUS_NEEDED, PENDING, transition
+from infra.pipeline.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.policy import nodes
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
 from infra.policy.parser import InvalidPolicyExpression

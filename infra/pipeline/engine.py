@@ -18,7 +18,7 @@ variables) and returns a :class:`Decision`. The order is:
    ``OUTCOME_REQUIRES_CONSENSUS``;
 7. defaults ⇒ allow: users manage their own credentials; a vote by a user entitled to vote
    on its target (``Proposal.voter_entitled``: the target's submitter, a root user, or a
-   user its pending consensus names; see ``infra.votes.may_vote``);
+   user its pending consensus names; see ``infra.pipeline.votes.may_vote``);
 8. some but not enough root approvers ⇒ ``OUTCOME_REQUIRES_CONSENSUS`` (root quorum > 1);
 9. nothing ⇒ implicit deny.
 
@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from consensus.gates import hard_denial
+from infra.pipeline.gates import hard_denial
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
 from infra.policy.parser import InvalidPolicyExpression
 from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_variable

@@ -1,4 +1,4 @@
-"""Condition variables built from real rows (``consensus.context.condition_context``, SQLite).
+"""Condition variables built from real rows (``infra.pipeline.conditions.condition_context``, SQLite).
 
 ``wallet``, ``wallets``, ``wallet_account``, ``private_key``, ``eth.tx`` (sender, ABI-decoded
 call) and ``eth.eip_712`` as the consensus worker builds them, and policies evaluated over
@@ -19,11 +19,11 @@ from eth_abi import encode
 from eth_account import Account
 from sqlalchemy.orm import Session
 
-from consensus.context import condition_context
-from consensus.engine import Outcome, Policy, Proposal, RootQuorum, evaluate
 from infra.db.models.identity import SmartContractInterface
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
+from infra.pipeline.conditions import condition_context
+from infra.pipeline.engine import Outcome, Policy, Proposal, RootQuorum, evaluate
 from infra.policy.variables import user_variable
 from tests.support.sqlite import sqlite_session
 

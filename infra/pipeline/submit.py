@@ -14,9 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from infra.activities import lifecycle, registry
+from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
-from infra.activities.waiter import Watch
 from infra.auth.principal import Principal, authenticate
 from infra.bootstrap import Services
 from infra.clock import now
@@ -38,6 +37,8 @@ from infra.errors import (
     from_failure,
 )
 from infra.messaging.contracts import send_evaluate_activity
+from infra.pipeline import lifecycle
+from infra.pipeline.wait import Watch
 from infra.views.activities import render_activity
 from infra.wiremodel import WireModel
 

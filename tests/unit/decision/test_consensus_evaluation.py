@@ -1,4 +1,4 @@
-"""``consensus.evaluation.decide`` against real rows (SQLite file, no sockets).
+"""``infra.pipeline.decide.decide`` against real rows (SQLite file, no sockets).
 
 Covers what the pure engine tests cannot: votes read from the database, approvals expiring 24
 hours after the first, root users and threshold from the organization, approver tags and
@@ -15,12 +15,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from consensus.evaluation import decide
 from infra.activities import registry
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import Policy, PolicyEvaluation
+from infra.pipeline.decide import decide
 from tests.support.sqlite import sqlite_session
 
 CREATE_POLICY = "ACTIVITY_TYPE_CREATE_POLICY_V3"

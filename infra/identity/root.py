@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from infra.bootstrap import Services
 from infra.clock import now
-from infra.credentials import ApiKeyParams, add_api_key
 from infra.db.models.organizations import Organization, User
+from infra.identity.credentials import ApiKeyParams, add_api_key
 
 KEY_FILE = "root-api-key.json"
 

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import Field
 from sqlalchemy.orm import Session
 
-from infra.credentials import ApiKeyParams, add_api_key, canonical_public_key
 from infra.db.models.organizations import User
 from infra.errors import InvalidRequest
+from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
 from infra.wiremodel import WireModel
 
 

@@ -16,11 +16,12 @@ import logging
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from infra.activities import lifecycle, registry
+from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.bootstrap import Services
 from infra.clock import now
 from infra.errors import Internal, WalletError
+from infra.pipeline import lifecycle
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 ``decide`` loads what the policy engine needs (policies, root quorum, live votes, approvers
 with their tags, the credentials that voted, the condition variables), runs
-``consensus.engine.evaluate`` and stores the evaluation (``get_policy_evaluations``). It
+``infra.pipeline.engine.evaluate`` and stores the evaluation (``get_policy_evaluations``). It
 answers with a :class:`Decision` the consensus actor acts on: ``allow`` hands the activity to
 its pool, ``consensus_needed`` parks it in CONSENSUS_NEEDED, ``deny`` ends it FAILED with a
 ``PolicyDenied`` carrying ``reason`` (403, gRPC 7).
@@ -17,17 +17,15 @@ from typing import Any, Final, Literal
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from consensus import engine
-from consensus.context import condition_context
-from consensus.gates import OFF_VALUES, gating_feature
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.db.models.policies import PolicyEvaluation
-from infra.policies import org_policies
-from infra.policy.variables import user_variable
-from infra.votes import (
+from infra.pipeline import engine
+from infra.pipeline.conditions import condition_context
+from infra.pipeline.gates import OFF_VALUES, gating_feature
+from infra.pipeline.votes import (
     activity_votes,
     approver_variables,
     ballots_of,
@@ -36,6 +34,8 @@ from infra.votes import (
     may_vote,
     rejecters,
 )
+from infra.policies import org_policies
+from infra.policy.variables import user_variable
 
 Outcome = Literal["allow", "deny", "consensus_needed"]
 UNKNOWN_SUBMITTER = "policy engine denied request implicitly: unknown submitter"
@@ -102,7 +102,7 @@ def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], us
     """Whether the user casting ``vote`` may vote on its target by default.
 
     An unknown fingerprint counts as entitled so that the vote runs and answers the
-    documented 404 (``infra.votes.find_target``).
+    documented 404 (``infra.pipeline.votes.find_target``).
     """
     target = session.scalars(
         select(Activity).where(

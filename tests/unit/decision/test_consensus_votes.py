@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from infra.votes import APPROVED, REJECTED, Ballot, live_approvals, rejecters
+from infra.pipeline.votes import APPROVED, REJECTED, Ballot, live_approvals, rejecters
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 H = timedelta(hours=1)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from consensus.engine import (
+from infra.pipeline.engine import (
     EXPLICIT_DENY_MESSAGE,
     IMPLICIT_DENY_MESSAGE,
     Outcome,
@@ -24,7 +24,7 @@ from consensus.engine import (
     evaluate_policy,
     variables_for,
 )
-from consensus.gates import IMPORT_OWN_USER
+from infra.pipeline.gates import IMPORT_OWN_USER
 from infra.policy.variables import eip712_variable, eth_tx_variable, user_variable
 
 ALICE = user_variable("alice", tags=["ops"])

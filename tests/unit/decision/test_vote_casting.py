@@ -1,4 +1,4 @@
-"""Casting votes (``infra.votes.cast_vote``) and vote rights, on real rows (SQLite file)."""
+"""Casting votes (``infra.pipeline.votes.cast_vote``) and vote rights, on real rows (SQLite file)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infra.activities import lifecycle, registry
+from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
@@ -20,7 +20,8 @@ from infra.db.models.identity import Tag, UserTagAssignment
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, NotFound
-from infra.votes import APPROVED, REJECTED, cast_vote, may_vote, vote_rights
+from infra.pipeline import lifecycle
+from infra.pipeline.votes import APPROVED, REJECTED, cast_vote, may_vote, vote_rights
 from tests.support.sqlite import sqlite_session
 
 

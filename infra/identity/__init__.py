@@ -1,0 +1,1 @@
+"""Identities: users, credentials, passkeys, quotas, the root quorum and organization ancestry."""

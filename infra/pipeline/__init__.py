@@ -1,0 +1,1 @@
+"""The activity pipeline: submit, decide, execute, wait, lifecycle and votes."""
