@@ -119,8 +119,12 @@ class ProcessCpu:
 
     SERVERS = {"postgresql": ("postgres",), "rabbitmq": ("beam.smp",)}
 
-    def __init__(self, roots: dict[str, int]) -> None:
+    def __init__(self, roots: dict[str, int],
+                 servers: dict[str, tuple[str, ...]] | None = None) -> None:
+        """``servers`` (default :attr:`SERVERS`) names shared servers counted by command name;
+        pass ``{}`` for a system that uses none (their other clients' load is not its own)."""
         self.roots = dict(roots)
+        self.servers = self.SERVERS if servers is None else servers
         self.roots["load generator"] = os.getpid()
         self.before = self._sample()
 
@@ -143,7 +147,7 @@ class ProcessCpu:
 
     def _group_of(self, pid: int, procs: dict[int, tuple[int, str, int]]) -> str | None:
         name = procs[pid][1]
-        for group, names in self.SERVERS.items():
+        for group, names in self.servers.items():
             if name in names:
                 return group
         current, hops = pid, 0
