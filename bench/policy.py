@@ -7,7 +7,8 @@ the same activity against an empty policy set (which still builds the variables,
 denials and the root quorum). Policies are a realistic mix (kind/resource checks, ``eth.tx``
 conditions, tag-based consensus, a time window, one that errors) and none of them allows, so
 every policy is evaluated each time. "cold" includes parsing and compiling every policy once
-(the per-process cache is cleared first); "warm" is the steady state of the consensus worker.
+(the per-process caches of compiled policies and expressions are cleared first); "warm" is the
+steady state of the worker that decides activities.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from infra.pipeline.engine import Policy, Proposal, RootQuorum, compiled, evaluate
+from infra.pipeline.engine import Policy, Proposal, RootQuorum, clear_compiled, evaluate
 from infra.policy.variables import eth_tx_variable, user_variable
 
 _TEMPLATES = [
@@ -80,7 +81,7 @@ def per_call(fn: Callable[[], object], rounds: int, repeat: int = 5) -> float:
 
 def cold(policies: list[Policy], proposal: Proposal, quorum: RootQuorum) -> float:
     """Seconds for the first evaluation of ``policies`` (parse + compile + evaluate)."""
-    compiled.cache_clear()
+    clear_compiled()
     start = time.perf_counter()
     evaluate(policies, proposal, quorum)
     return time.perf_counter() - start

@@ -28,6 +28,11 @@ its ``condition`` holds (absent = true). An applicable ALLOW reports ``OUTCOME_A
 ``OUTCOME_REQUIRES_CONSENSUS``; a DENY applies only when its ``consensus`` (absent = true)
 also holds and reports ``OUTCOME_DENY_EXPLICIT``; a policy that does not apply reports
 ``OUTCOME_DENY_IMPLICIT``. No I/O happens here: callers load rows, call this, store the result.
+
+Each policy is compiled once per process (:func:`compiled_policy`, keyed by the policy's value,
+so a changed text is a new entry): its expressions parsed, a parse error kept as its outcome,
+and the outcomes that carry no detail built in advance. Evaluating it then runs only the
+compiled expressions against the variables built once per proposal.
 """
 
 from __future__ import annotations
@@ -36,10 +41,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from infra.pipeline.gates import hard_denial
-from infra.policy.evaluator import PolicyEvaluationFailed, compiled
+from infra.policy.evaluator import CompiledExpression, PolicyEvaluationFailed, compiled
 from infra.policy.parser import InvalidPolicyExpression
 from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_variable
 
@@ -173,28 +179,84 @@ OWN_CREDENTIAL_KINDS = frozenset(
 VOTE_KINDS = frozenset({"APPROVE_ACTIVITY", "REJECT_ACTIVITY"})
 
 
-def _run(text: str, field_name: str, env: Mapping[str, Any]) -> bool:
-    return compiled(text, field_name)(env)
+class CompiledPolicy:
+    """One policy ready to evaluate: compiled expressions (or their parse errors) in the order
+    they run, and its detail-free outcomes built once."""
+
+    __slots__ = ("_allow", "_consensus", "_deny", "_effect", "_error", "_expressions",
+                 "_implicit", "_inactive", "policy_id")
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy_id = pid = policy.policy_id
+        # time, condition, consensus; absent ⇒ None; unparseable ⇒ its ERROR outcome.
+        self._expressions = tuple(
+            _compile_field(pid, text, name)
+            for text, name in ((policy.time, "time"), (policy.condition, "condition"),
+                               (policy.consensus, "consensus"))
+        )
+        self._effect = policy.effect
+        self._inactive = PolicyOutcome(pid, Outcome.TIME_INACTIVE)
+        self._implicit = PolicyOutcome(pid, Outcome.DENY_IMPLICIT)
+        self._deny = PolicyOutcome(pid, Outcome.DENY_EXPLICIT)
+        self._allow = PolicyOutcome(pid, Outcome.ALLOW)
+        self._consensus = PolicyOutcome(pid, Outcome.REQUIRES_CONSENSUS)
+        self._error = PolicyOutcome(pid, Outcome.ERROR, f"unknown effect {policy.effect}")
+
+    def __call__(self, env: Mapping[str, Any]) -> PolicyOutcome:
+        """This policy's outcome against the variables ``env`` (never raises)."""
+        time, condition, consensus = self._expressions
+        try:
+            if time is not None:
+                if isinstance(time, PolicyOutcome):
+                    return time
+                if not time(env):
+                    return self._inactive
+            # No short circuit: both expressions run, so an error in either is an error.
+            holds = True
+            if condition is not None:
+                if isinstance(condition, PolicyOutcome):
+                    return condition
+                holds = condition(env)
+            agreed = True
+            if consensus is not None:
+                if isinstance(consensus, PolicyOutcome):
+                    return consensus
+                agreed = consensus(env)
+        except PolicyEvaluationFailed as ex:
+            return PolicyOutcome(self.policy_id, Outcome.ERROR, ex.message)
+        if self._effect == Effect.DENY:
+            return self._deny if holds and agreed else self._implicit
+        if self._effect != Effect.ALLOW:
+            return self._error
+        if not holds:
+            return self._implicit
+        return self._allow if agreed else self._consensus
+
+
+def _compile_field(policy_id: str, text: str, name: str) -> CompiledExpression | PolicyOutcome | None:
+    if not text:
+        return None
+    try:
+        return compiled(text, name)
+    except InvalidPolicyExpression as ex:
+        return PolicyOutcome(policy_id, Outcome.ERROR, ex.message)
+
+
+@lru_cache(maxsize=4096)
+def compiled_policy(policy: Policy) -> CompiledPolicy:
+    """``policy`` compiled once per process; any change to it (text, effect, id) is a new key."""
+    return CompiledPolicy(policy)
+
+
+def clear_compiled() -> None:
+    """Forget every compiled policy and expression (benchmarks measure the cold path)."""
+    compiled_policy.cache_clear()
+    compiled.cache_clear()
 
 
 def evaluate_policy(policy: Policy, env: Mapping[str, Any]) -> PolicyOutcome:
     """One policy's outcome against the variables ``env`` (never raises for bad policies)."""
-    try:
-        if policy.time and not _run(policy.time, "time", env):
-            return PolicyOutcome(policy.policy_id, Outcome.TIME_INACTIVE)
-        # No short circuit: both expressions run, so an error in either is an error.
-        condition = _run(policy.condition, "condition", env) if policy.condition else True
-        consensus = _run(policy.consensus, "consensus", env) if policy.consensus else True
-    except (PolicyEvaluationFailed, InvalidPolicyExpression) as ex:
-        return PolicyOutcome(policy.policy_id, Outcome.ERROR, ex.message)
-    if policy.effect == Effect.DENY:
-        applies = condition and consensus
-        return PolicyOutcome(policy.policy_id, Outcome.DENY_EXPLICIT if applies else Outcome.DENY_IMPLICIT)
-    if policy.effect != Effect.ALLOW:
-        return PolicyOutcome(policy.policy_id, Outcome.ERROR, f"unknown effect {policy.effect}")
-    if not condition:
-        return PolicyOutcome(policy.policy_id, Outcome.DENY_IMPLICIT)
-    return PolicyOutcome(policy.policy_id, Outcome.ALLOW if consensus else Outcome.REQUIRES_CONSENSUS)
+    return compiled_policy(policy)(env)
 
 
 def variables_for(proposal: Proposal) -> dict[str, Any]:
@@ -262,7 +324,7 @@ def evaluate(
     if root is not None:
         return root
     env = variables_for(proposal)
-    outcomes = tuple(evaluate_policy(p, env) for p in policies)
+    outcomes = tuple([compiled_policy(p)(env) for p in policies])
     found = {o.outcome for o in outcomes}
     # Root approvers short of the threshold (``_root_step`` allowed a full quorum already).
     roots = _root_approvers(proposal, root_quorum)
