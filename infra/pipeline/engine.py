@@ -37,7 +37,7 @@ compiled expressions against the variables built once per proposal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import Any
 
 from infra.pipeline.gates import hard_denial
-from infra.policy.evaluator import CompiledExpression, PolicyEvaluationFailed, compiled
+from infra.policy.evaluator import PolicyEvaluationFailed, compiled
 from infra.policy.parser import InvalidPolicyExpression
 from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_variable
 
@@ -179,78 +179,79 @@ OWN_CREDENTIAL_KINDS = frozenset(
 VOTE_KINDS = frozenset({"APPROVE_ACTIVITY", "REJECT_ACTIVITY"})
 
 
-class CompiledPolicy:
-    """One policy ready to evaluate: compiled expressions (or their parse errors) in the order
-    they run, and its detail-free outcomes built once."""
+Check = Callable[[Mapping[str, Any]], bool]
 
-    __slots__ = ("_allow", "_consensus", "_deny", "_effect", "_error", "_expressions",
-                 "_implicit", "_inactive", "policy_id")
+
+class CompiledPolicy:
+    """One policy ready to evaluate: its expressions compiled (or their parse errors kept as
+    its outcome) in the order they run, and its detail-free outcomes built once."""
+
+    __slots__ = ("_allow", "_broken", "_condition", "_consensus", "_deny", "_implicit",
+                 "_inactive", "_is_deny", "_needs_votes", "_time", "_unknown", "policy_id")
 
     def __init__(self, policy: Policy) -> None:
         self.policy_id = pid = policy.policy_id
-        # time, condition, consensus; absent ⇒ None; unparseable ⇒ its ERROR outcome.
-        self._expressions = tuple(
-            _compile_field(pid, text, name)
-            for text, name in ((policy.time, "time"), (policy.condition, "condition"),
-                               (policy.consensus, "consensus"))
-        )
-        self._effect = policy.effect
+        self._time: Check | None = None
+        self._condition: Check | None = None
+        self._consensus: Check | None = None
+        self._broken: PolicyOutcome | None = None
+        fields = (("_time", policy.time, "time"), ("_condition", policy.condition, "condition"),
+                  ("_consensus", policy.consensus, "consensus"))
+        for slot, text, name in fields:
+            if not text:
+                continue
+            try:
+                setattr(self, slot, compiled(text, name).evaluate)
+            except InvalidPolicyExpression as ex:
+                # Its turn comes after the fields before it ran (their errors win), as before.
+                self._broken = PolicyOutcome(pid, Outcome.ERROR, ex.message)
+                break
         self._inactive = PolicyOutcome(pid, Outcome.TIME_INACTIVE)
         self._implicit = PolicyOutcome(pid, Outcome.DENY_IMPLICIT)
         self._deny = PolicyOutcome(pid, Outcome.DENY_EXPLICIT)
         self._allow = PolicyOutcome(pid, Outcome.ALLOW)
-        self._consensus = PolicyOutcome(pid, Outcome.REQUIRES_CONSENSUS)
-        self._error = PolicyOutcome(pid, Outcome.ERROR, f"unknown effect {policy.effect}")
+        self._needs_votes = PolicyOutcome(pid, Outcome.REQUIRES_CONSENSUS)
+        self._is_deny = policy.effect == Effect.DENY
+        self._unknown = None if policy.effect in (Effect.ALLOW, Effect.DENY) else PolicyOutcome(
+            pid, Outcome.ERROR, f"unknown effect {policy.effect}")
 
     def __call__(self, env: Mapping[str, Any]) -> PolicyOutcome:
         """This policy's outcome against the variables ``env`` (never raises)."""
-        time, condition, consensus = self._expressions
+        time, condition, consensus = self._time, self._condition, self._consensus
         try:
-            if time is not None:
-                if isinstance(time, PolicyOutcome):
-                    return time
-                if not time(env):
-                    return self._inactive
+            if time is not None and not time(env):
+                return self._inactive
             # No short circuit: both expressions run, so an error in either is an error.
-            holds = True
-            if condition is not None:
-                if isinstance(condition, PolicyOutcome):
-                    return condition
-                holds = condition(env)
-            agreed = True
-            if consensus is not None:
-                if isinstance(consensus, PolicyOutcome):
-                    return consensus
-                agreed = consensus(env)
+            holds = condition is None or condition(env)
+            agreed = consensus is None or consensus(env)
         except PolicyEvaluationFailed as ex:
             return PolicyOutcome(self.policy_id, Outcome.ERROR, ex.message)
-        if self._effect == Effect.DENY:
+        if self._broken is not None:  # every expression before the unparseable one ran
+            return self._broken
+        if self._is_deny:
             return self._deny if holds and agreed else self._implicit
-        if self._effect != Effect.ALLOW:
-            return self._error
+        if self._unknown is not None:
+            return self._unknown
         if not holds:
             return self._implicit
-        return self._allow if agreed else self._consensus
-
-
-def _compile_field(policy_id: str, text: str, name: str) -> CompiledExpression | PolicyOutcome | None:
-    if not text:
-        return None
-    try:
-        return compiled(text, name)
-    except InvalidPolicyExpression as ex:
-        return PolicyOutcome(policy_id, Outcome.ERROR, ex.message)
+        return self._allow if agreed else self._needs_votes
 
 
 @lru_cache(maxsize=4096)
+def _compiled(policy_id: str, effect: str, condition: str, consensus: str, time: str) -> CompiledPolicy:
+    return CompiledPolicy(Policy(policy_id, effect, condition, consensus, time))
+
+
 def compiled_policy(policy: Policy) -> CompiledPolicy:
-    """``policy`` compiled once per process; any change to it (text, effect, id) is a new key."""
-    return CompiledPolicy(policy)
+    """``policy`` compiled once per process, keyed by every field: a changed text (or effect,
+    or id) is a new entry, never the old compilation."""
+    return _compiled(policy.policy_id, policy.effect, policy.condition, policy.consensus,
+                     policy.time)
 
 
 def clear_compiled() -> None:
     """Forget every compiled policy and expression (benchmarks measure the cold path)."""
-    compiled_policy.cache_clear()
+    _compiled.cache_clear()
     compiled.cache_clear()
 
 
@@ -324,7 +325,8 @@ def evaluate(
     if root is not None:
         return root
     env = variables_for(proposal)
-    outcomes = tuple([compiled_policy(p)(env) for p in policies])
+    outcomes = tuple([_compiled(p.policy_id, p.effect, p.condition, p.consensus, p.time)(env)
+                      for p in policies])
     found = {o.outcome for o in outcomes}
     # Root approvers short of the threshold (``_root_step`` allowed a full quorum already).
     roots = _root_approvers(proposal, root_quorum)

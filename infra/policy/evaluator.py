@@ -419,18 +419,27 @@ def _compile(node: Node) -> Compiled:
 
 
 class CompiledExpression:
-    """An expression ready to evaluate many times."""
+    """An expression ready to evaluate many times.
 
-    __slots__ = ("_run", "expression")
+    Calling it (or its :attr:`evaluate`, the same plain function, a little cheaper to call in
+    a loop) evaluates to a bool and raises :class:`PolicyEvaluationFailed` and nothing else.
+    """
+
+    __slots__ = ("evaluate", "expression")
 
     def __init__(self, expression: Expression) -> None:
         self.expression = expression
-        self._run = _compile(expression.root)
+        self.evaluate = _checked(_compile(expression.root), expression.root.pos)
 
     def __call__(self, variables: Env) -> bool:
         """Evaluate to a bool; raises :class:`PolicyEvaluationFailed` and nothing else."""
+        return self.evaluate(variables)
+
+
+def _checked(run: Compiled, pos: Position) -> Callable[[Env], bool]:
+    def evaluate(variables: Env) -> bool:
         try:
-            result = self._run(variables)
+            result = run(variables)
         except PolicyEvaluationFailed:
             raise
         except Exception as ex:  # the contract: evaluation never crashes its caller
@@ -439,9 +448,11 @@ class CompiledExpression:
             return result
         if _kind(result) != "bool":
             raise PolicyEvaluationFailed(
-                f"expression evaluates to a {_kind(result)}, not a bool", self.expression.root.pos
+                f"expression evaluates to a {_kind(result)}, not a bool", pos
             )
         return bool(result)
+
+    return evaluate
 
 
 def compile_expression(expression: Expression) -> CompiledExpression:
