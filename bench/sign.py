@@ -15,13 +15,16 @@ key), then in one run:
    same number of requests, distinct inputs, every one written to the audit log;
 5. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached.
 
+Phases 2 to 4 take turns in ``--rounds`` slices (floor, walletd, OpenBao, floor, …), so the
+shared machine's drifting background load weighs on all three alike and their ratios hold.
+
 Prints signatures/s, p50/p99 latency, the share answered ``COMPLETED`` inline (in the submit
 response itself), the ratios against the floor and against OpenBao, and where the CPU went in
 phases 2 to 4 (milliseconds per request by process: ingress, consensus, executors, notifier,
 PostgreSQL, RabbitMQ, ``walletd up``, ``bao``, the load generator). ``--profile`` adds py-spy
 stacks of every walletd process. Everything listens on 127.0.0.1 and stops at the end.
 
-    .venv/bin/python bench/sign.py [--requests 600] [--concurrency 8] [--embedded]
+    .venv/bin/python bench/sign.py [--requests 600] [--concurrency 8] [--rounds 3] [--embedded]
 """
 
 from __future__ import annotations
@@ -39,7 +42,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import requests
 from eth_utils import keccak
 
-from bench.harness import ProcessCpu, Result, TrivialServer, cpu_table, run_load, summary
+from bench.harness import (
+    Phase,
+    Result,
+    TrivialServer,
+    cpu_table,
+    run_interleaved,
+    run_load,
+    summary,
+)
 from bench.openbao import OpenBao
 from infra.crypto import signing
 from infra.crypto.addresses import Curve
@@ -241,8 +252,11 @@ def main() -> None:
     parser.add_argument("--worker-threads", type=int, default=8)
     parser.add_argument("--embedded", action="store_true",
                         help="measure the embedded default (walletd up) instead of production")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="slices per full-load phase; the floor, walletd and OpenBao take "
+                             "turns slice by slice so the machine's drifting load hits all three")
     parser.add_argument("--profile", action="store_true",
-                        help="py-spy every process during the full-load phase")
+                        help="py-spy every walletd process during the full-load phases")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="walletd-bench-sign-"))
@@ -263,23 +277,23 @@ def main() -> None:
         raw = raw_signing(5000)
         full_reqs = stamped_signs(dep, address, args.requests, "full")
         bao_reqs = bao.sign_requests(args.requests, "full")
-        floor_cpu = ProcessCpu({"trivial endpoint": trivial.proc.pid}, servers={})
-        floor = run_load("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in full_reqs],
-                         args.concurrency, lambda r: r.status_code == 200)
-        floor_ms = floor_cpu.per_item_ms(floor.count)
         full_check = InlineCounter()
+        walletd = {("walletd up" if name == "up" else name): proc.pid
+                   for name, proc in dep.processes.items()}
+        phases = [
+            Phase("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in full_reqs],
+                  lambda r: r.status_code == 200, {"trivial endpoint": trivial.proc.pid}, {}),
+            Phase("sign_raw_payload full load", full_reqs, full_check, walletd, servers,
+                  created[0].rsplit("/", 1)[1] if created else None),
+            Phase("openbao transit/sign", bao_reqs, bao.signed, {"bao": bao.pid}, {}),
+        ]
         profiler = Profiler(dep, work) if args.profile else None
-        full_cpu = ProcessCpu({("walletd up" if name == "up" else name): proc.pid
-                               for name, proc in dep.processes.items()}, servers)
-        full = run_load("sign_raw_payload full load", full_reqs, args.concurrency, full_check)
-        full_ms = full_cpu.per_item_ms(full.count)
+        audited_before = bao.audited()
+        (floor, floor_ms), (full, full_ms), (peer, bao_ms) = run_interleaved(
+            phases, args.rounds, args.concurrency)
+        audited = bao.audited() - audited_before
         if profiler is not None:
             profiler.stop()
-        audited_before = bao.audited()
-        bao_cpu = ProcessCpu({"bao": bao.pid}, servers={})
-        peer = run_load("openbao transit/sign", bao_reqs, args.concurrency, bao.signed)
-        bao_ms = bao_cpu.per_item_ms(peer.count)
-        audited = bao.audited() - audited_before
         half_rate = full.rate / 2
         half_reqs = stamped_signs(dep, address, max(100, args.requests // 2), "half")
         half_check = InlineCounter()
@@ -292,7 +306,8 @@ def main() -> None:
             print(f"production path: gunicorn {args.http_workers}x{args.http_threads} gthread, "
                   f"PostgreSQL, RabbitMQ, worker processes ({args.worker_threads} threads)",
                   end="")
-        print(f"; {args.concurrency} concurrent clients, {args.requests} requests per phase")
+        print(f"; {args.concurrency} concurrent clients, {args.requests} requests per phase, "
+              f"full-load phases in {args.rounds} interleaved rounds")
         print("peer: OpenBao transit engine (dev server, in-memory storage), ed25519 key, "
               f"file audit device: {audited} audit entries for {peer.count} signatures")
         print(summary([raw, floor, full, peer, half]))
@@ -307,6 +322,9 @@ def main() -> None:
               f"half load {half_check.inline / half.count:.1%} (target >= 99%)")
         print(cpu_table("trivial endpoint", floor_ms))
         print(cpu_table("walletd sign_raw_payload full load", full_ms))
+        if not args.embedded:
+            print("  (postgresql: this run's database backends only; rabbitmq: the whole node, "
+                  "shared with the machine's other clients)")
         print(cpu_table("OpenBao transit/sign full load", bao_ms))
         walletd_cpu = sum(v for k, v in full_ms.items() if k != "load generator")
         bao_server_cpu = sum(v for k, v in bao_ms.items() if k != "load generator")
