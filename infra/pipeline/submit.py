@@ -36,7 +36,7 @@ from infra.errors import (
     WalletError,
     from_failure,
 )
-from infra.messaging.contracts import send_evaluate_activity
+from infra.messaging.contracts import send_execute_activity
 from infra.pipeline import lifecycle
 from infra.pipeline.wait import Watch
 from infra.views.activities import render_activity
@@ -126,7 +126,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
                 raise
             return _same_submitter(raced, principal), principal
         watch.follow(activity_id)
-        uow.after_commit(lambda: send_evaluate_activity(services.broker, activity_id))
+        uow.after_commit(lambda: send_execute_activity(services.broker, activity_id, spec.pool))
         uow.commit()
     return activity_id, principal
 
