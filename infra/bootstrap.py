@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra import extensions
-from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
+from infra.db.engine import make_engine, make_read_session_factory, make_session_factory, write_lock
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging import queues
 from infra.messaging.broker import build_broker
@@ -56,8 +56,8 @@ class Services:
         return self._waiter
 
     def uow(self) -> UnitOfWork:
-        """A new unit of work."""
-        return UnitOfWork(self.session_factory)
+        """A new unit of work (queued behind this process's other writers on SQLite)."""
+        return UnitOfWork(self.session_factory, write_lock(self.engine))
 
 
 #: Hooks that finish building services for worker-type roles (e.g. loading the key ring).

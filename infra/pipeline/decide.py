@@ -77,6 +77,9 @@ class Ballot:
     votes: list[Vote]
     voters: dict[str, User]
     thresholds: dict[str, int]
+    #: Read by the statement that took the lock: votes committed while it waited are not
+    #: in it (PostgreSQL rechecks the locked row, not the rows joined to it).
+    read_with_lock: bool = False
 
     @property
     def submitter(self) -> User | None:
@@ -140,7 +143,9 @@ def claim(session: Session, activity_id: str) -> Ballot | None:
         rows = session.execute(_CLAIM_WITH_BALLOT, params).all()
         if not rows:
             return None
-        return _ballot(rows[0][0], (row[1:] for row in rows))
+        ballot = _ballot(rows[0][0], (row[1:] for row in rows))
+        ballot.read_with_lock = True
+        return ballot
     activity = session.scalars(_TOUCH, {**params, "now": now()}).one_or_none()
     if activity is None:
         return None
@@ -214,15 +219,34 @@ def decide(session: Session, activity: Activity | Ballot, spec: ActivitySpec) ->
     """Run the policy engine on the activity and record the evaluation.
 
     Takes the :class:`Ballot` of :func:`claim` (or an activity, whose ballot is then read).
+    A ballot read by the locking statement itself is read again before an outcome other
+    than ``allow`` stands: a vote that committed while the claim waited for the lock saw
+    the activity PENDING and handed nothing on, so this decision is the only one that can
+    count it. (Only more approvals can turn a refusal or a wait into ``allow``; a rejection
+    changes the status, which the claim does recheck.)
     """
     ballot = activity if isinstance(activity, Ballot) else ballot_of(session, activity)
+    decision, verdict = _judge(session, ballot, spec)
+    if decision.outcome != "allow" and ballot.read_with_lock:
+        fresh = ballot_of(session, ballot.activity)
+        if [v.id for v in fresh.votes] != [v.id for v in ballot.votes]:
+            ballot = fresh
+            decision, verdict = _judge(session, ballot, spec)
+    if verdict is not None:
+        _store(session, ballot.activity, ballot.votes, verdict)
+    return decision
+
+
+def _judge(session: Session, ballot: Ballot,
+           spec: ActivitySpec) -> tuple[Decision, engine.Decision | None]:
+    """The decision on ``ballot`` and the engine's verdict to record (``None``: none ran)."""
     activity = ballot.activity
     user = ballot.submitter or _unvoting_submitter(session, ballot)
     if user is None:
-        return Decision("deny", UNKNOWN_SUBMITTER)
+        return Decision("deny", UNKNOWN_SUBMITTER), None
     # A parent organization acting for a sub-organization is governed by its own policies.
     if user.organization_id != activity.organization_id and not spec.parent_may_submit:
-        return Decision("deny", engine.IMPLICIT_DENY_MESSAGE)
+        return Decision("deny", engine.IMPLICIT_DENY_MESSAGE), None
     moment = now()
     votes = ballot.votes
     ballots = ballots_of(votes)
@@ -258,10 +282,9 @@ def decide(session: Session, activity: Activity | Ballot, spec: ActivitySpec) ->
         policies = [engine.Policy(p.id, p.effect, p.condition, p.consensus, p.time_expression)
                     for p in org_policies(session, user.organization_id)]
         verdict = engine.evaluate(policies, proposal, quorum)
-    _store(session, activity, votes, verdict)
     details = {"outcome": verdict.outcome.value, "reason": verdict.reason}
     if verdict.allowed:
-        return Decision("allow", details=details)
+        return Decision("allow", details=details), verdict
     if verdict.needs_consensus:
-        return Decision("consensus_needed", verdict.reason, details)
-    return Decision("deny", verdict.message, details)
+        return Decision("consensus_needed", verdict.reason, details), verdict
+    return Decision("deny", verdict.message, details), verdict

@@ -1,11 +1,17 @@
 """Waiting for an activity to settle, for the optimistically synchronous submit.
 
-On PostgreSQL, :func:`infra.pipeline.lifecycle.transition` sends ``NOTIFY`` with the
-activity id in the same transaction as a settling status change (delivered on commit); one
-listener thread per ingress process wakes the waiting request threads. While that listener
-is connected, a waiting request reads the status only when woken (and on a slow safety-net
-interval); while it is not (starting, reconnecting), and elsewhere (SQLite), the waiter
-re-reads the status on a short, growing interval.
+Waiting requests are woken, not polling:
+
+* in the process that settled the activity (the embedded default: ingress and pools share
+  one process), by :data:`infra.pipeline.lifecycle.ON_SETTLED` right after the commit;
+* on PostgreSQL, across processes, by ``NOTIFY walletd_activity_settled`` (sent by a
+  trigger in the transaction of the change, delivered on commit): one listener thread per
+  process wakes the waiting request threads.
+
+A woken request reads the activity once. While notifications cannot be relied on (the
+PostgreSQL listener is connecting or reconnecting), and for a plain :class:`Waiter`, the
+status is re-read on a short, growing interval; while they can, only on a slow safety-net
+interval (a settle by another process on the same SQLite file, a lost notification).
 """
 
 from __future__ import annotations
@@ -125,23 +131,21 @@ class Watch:
                 delay = min(delay * 2, self._waiter._max_interval)
 
 
-class PostgresWaiter(Waiter):
-    """Wakes waiters from ``LISTEN walletd_activity_settled``; polls slowly as a fallback."""
+class NotifiedWaiter(Waiter):
+    """Wakes the requests waiting on an activity when this process settles it."""
 
-    def __init__(self, session_factory: sessionmaker[Session], dsn: str) -> None:
-        super().__init__(session_factory, max_interval=0.05)
-        self._dsn = dsn
+    _safety_interval = 1.0
+
+    def __init__(self, session_factory: sessionmaker[Session], max_interval: float = 0.02) -> None:
+        super().__init__(session_factory, max_interval=max_interval)
         self._lock = threading.Lock()
         self._events: dict[str, set[threading.Event]] = {}
-        self._thread: threading.Thread | None = None
-        self._listening = threading.Event()
-        self._stopping = threading.Event()
+        lifecycle.ON_SETTLED.append(self._wake)
 
     def _notified(self) -> bool:
-        return self._listening.is_set()
+        return True
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
-        self._ensure_listening()
         with self._lock:
             self._events.setdefault(activity_id, set()).add(event)
 
@@ -152,6 +156,37 @@ class PostgresWaiter(Waiter):
                 events.discard(event)
                 if not events:
                     del self._events[activity_id]
+
+    def _wake(self, activity_ids: list[str]) -> None:
+        with self._lock:
+            events = [e for i in activity_ids for e in self._events.get(i, ())]
+        for event in events:
+            event.set()
+
+    def stop(self) -> None:
+        """Stop being woken by this process's settles."""
+        if self._wake in lifecycle.ON_SETTLED:
+            lifecycle.ON_SETTLED.remove(self._wake)
+
+
+class PostgresWaiter(NotifiedWaiter):
+    """Also wakes from ``LISTEN walletd_activity_settled``; polls while that is not up."""
+
+    _safety_interval = 0.25
+
+    def __init__(self, session_factory: sessionmaker[Session], dsn: str) -> None:
+        super().__init__(session_factory, max_interval=0.05)
+        self._dsn = dsn
+        self._thread: threading.Thread | None = None
+        self._listening = threading.Event()
+        self._stopping = threading.Event()
+
+    def _notified(self) -> bool:
+        return self._listening.is_set()
+
+    def _add(self, activity_id: str, event: threading.Event) -> None:
+        self._ensure_listening()
+        super()._add(activity_id, event)
 
     def _ensure_listening(self) -> None:
         if self._thread is not None and self._thread.is_alive():
@@ -174,10 +209,7 @@ class PostgresWaiter(Waiter):
                     self._wake_all()
                     while not self._stopping.is_set():
                         for note in conn.notifies(timeout=1.0):
-                            with self._lock:
-                                events = list(self._events.get(note.payload, ()))
-                            for event in events:
-                                event.set()
+                            self._wake([note.payload])
             except Exception:
                 log.warning("settled-activity listener lost its connection; reconnecting")
             # Until LISTEN is back, waiting requests poll (a notification may be missed).
@@ -187,6 +219,7 @@ class PostgresWaiter(Waiter):
 
     def stop(self) -> None:
         """End the listener thread (within about a second); waiting requests then poll."""
+        super().stop()
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(5)
@@ -203,7 +236,7 @@ def make_waiter(session_factory: sessionmaker[Session], url: str) -> Waiter:
     if url.startswith("postgresql"):
         dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
         return PostgresWaiter(session_factory, dsn)
-    return Waiter(session_factory, max_interval=0.005)
+    return NotifiedWaiter(session_factory)
 
 
 Notify = Callable[[Session, str], None]
