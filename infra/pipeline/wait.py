@@ -25,6 +25,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from infra.db.listen import Listener
 from infra.db.models.activities import Activity
 from infra.pipeline import lifecycle
 
@@ -66,6 +67,9 @@ class Waiter:
     def _notified(self) -> bool:
         """Whether settling is announced to waiting requests (no need to poll quickly)."""
         return False
+
+    def stop(self) -> None:
+        """Release what the waiter holds (nothing, for one that polls)."""
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
         """Wake ``event`` when ``activity_id`` settles (no-op without notifications)."""
@@ -174,68 +178,28 @@ class PostgresWaiter(NotifiedWaiter):
 
     _safety_interval = 0.25
 
-    def __init__(self, session_factory: sessionmaker[Session], dsn: str) -> None:
+    def __init__(self, session_factory: sessionmaker[Session], listener: Listener) -> None:
         super().__init__(session_factory, max_interval=0.05)
-        self._dsn = dsn
-        self._thread: threading.Thread | None = None
-        self._listening = threading.Event()
-        self._stopping = threading.Event()
+        self._listener = listener
+        listener.subscribe(CHANNEL, lambda id_: self._wake([id_]), self._wake_all)
 
     def _notified(self) -> bool:
-        return self._listening.is_set()
-
-    def _add(self, activity_id: str, event: threading.Event) -> None:
-        self._ensure_listening()
-        super()._add(activity_id, event)
-
-    def _ensure_listening(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._listen, name="walletd-settled-listener",
-                                                daemon=True)
-                self._thread.start()
-
-    def _listen(self) -> None:
-        import psycopg
-
-        while not self._stopping.is_set():
-            try:
-                with psycopg.connect(self._dsn, autocommit=True) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
-                    self._listening.set()
-                    # Requests that began waiting before LISTEN took effect re-read now.
-                    self._wake_all()
-                    while not self._stopping.is_set():
-                        for note in conn.notifies(timeout=1.0):
-                            self._wake([note.payload])
-            except Exception:
-                log.warning("settled-activity listener lost its connection; reconnecting")
-            # Until LISTEN is back, waiting requests poll (a notification may be missed).
-            self._listening.clear()
-            self._wake_all()
-            self._stopping.wait(1)
-
-    def stop(self) -> None:
-        """End the listener thread (within about a second); waiting requests then poll."""
-        super().stop()
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(5)
+        return self._listener.connected.is_set()
 
     def _wake_all(self) -> None:
+        # Connected or lost: requests that began waiting before LISTEN took effect, or
+        # that will not be told any more, read their activity now.
         with self._lock:
             events = [e for group in self._events.values() for e in group]
         for event in events:
             event.set()
 
 
-def make_waiter(session_factory: sessionmaker[Session], url: str) -> Waiter:
-    """The best waiter for the database at ``url``."""
-    if url.startswith("postgresql"):
-        dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-        return PostgresWaiter(session_factory, dsn)
+def make_waiter(session_factory: sessionmaker[Session], listener: Listener | None) -> Waiter:
+    """The best waiter: woken by PostgreSQL's notifications when there is a ``listener``,
+    by this process's settles in any case."""
+    if listener is not None:
+        return PostgresWaiter(session_factory, listener)
     return NotifiedWaiter(session_factory)
 
 

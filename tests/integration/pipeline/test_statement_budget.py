@@ -76,7 +76,7 @@ def world(fresh_pg_url: str, tmp_path: Path) -> Iterator[World]:
     yield World(services, json.loads((tmp_path / KEY_FILE).read_text()))
     stop.set()
     pools.stop(5_000)
-    services.waiter.stop()
+    services.stop_listening()
     services.engine.dispose()
 
 
@@ -97,4 +97,5 @@ def test_a_signature_costs_at_most_the_statement_budget(world: World) -> None:
         assert answer["result"]["signRawPayloadResult"]["r"]
         counts.append((len(world.statements), list(world.statements)))
     worst, statements = max(counts, key=lambda c: c[0])
+    print(f"statements per signature: {[c[0] for c in counts]} (budget {BUDGET})")
     assert worst <= BUDGET, "\n".join([f"{worst} statements (budget {BUDGET}):", *statements])
