@@ -85,7 +85,7 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
                 rows = conn.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                     "AND application_name LIKE 'walletd-worker[%%signing%%' "
-                    "AND query ILIKE 'UPDATE activities%%'").fetchone()
+                    "AND query ILIKE '%%FROM activities%%FOR UPDATE OF activities%%'").fetchone()
                 return bool(rows and rows[0] >= 1)
 
         _wait(executor_blocked_on_it)
