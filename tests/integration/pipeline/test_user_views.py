@@ -45,6 +45,17 @@ def _view(factory: sessionmaker[Session], user_id: str) -> dict:
         return render_users(session, [user])[0]
 
 
+def _user(factory: sessionmaker[Session], user_id: str) -> str:
+    """A root user in an organization of its own; returns the organization's id."""
+    with factory() as session:
+        org = Organization(name=f"org of {user_id}", root_quorum_threshold=1)
+        session.add(org)
+        session.flush()
+        session.add(User(id=user_id, organization_id=org.id, name="first", is_root=True))
+        session.commit()
+        return org.id
+
+
 def _write(factory: sessionmaker[Session], change: Callable[[Session], object]) -> None:
     with factory() as session:
         change(session)
@@ -53,14 +64,9 @@ def _write(factory: sessionmaker[Session], change: Callable[[Session], object]) 
 
 def test_every_write_to_what_a_user_shows_moves_its_version(
         factory: sessionmaker[Session]) -> None:
-    with factory() as session:
-        org = Organization(name="views", root_quorum_threshold=1)
-        session.add(org)
-        session.flush()
-        session.add(User(id="u1", organization_id=org.id, name="first", is_root=True))
-        session.add(Tag(id="t1", organization_id=org.id, name="ops", tag_type="TAG_TYPE_USER"))
-        session.commit()
-        org_id = org.id
+    org_id = _user(factory, "u1")
+    _write(factory, lambda s: s.add(Tag(id="t1", organization_id=org_id, name="ops",
+                                        tag_type="TAG_TYPE_USER")))
     seen = {_version(factory, "u1")}
     assert _view(factory, "u1")["apiKeys"] == []
 
@@ -99,13 +105,7 @@ def test_every_write_to_what_a_user_shows_moves_its_version(
 
 def test_a_view_rendered_in_a_rolled_back_transaction_is_never_served(
         factory: sessionmaker[Session]) -> None:
-    with factory() as session:
-        org = Organization(name="rollback", root_quorum_threshold=1)
-        session.add(org)
-        session.flush()
-        session.add(User(id="u2", organization_id=org.id, name="u", is_root=True))
-        session.commit()
-        org_id = org.id
+    org_id = _user(factory, "u2")
     with factory() as session:   # renders the uncommitted key, then rolls back
         session.add(ApiKey(organization_id=org_id, user_id="u2", name="ghost",
                            public_key="02" + "22" * 32, curve="API_KEY_CURVE_P256",
