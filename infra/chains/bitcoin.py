@@ -1,0 +1,245 @@
+"""Bitcoin transactions (``TRANSACTION_TYPE_BITCOIN``): PSBTs, shown to policies and signed.
+
+``unsignedTransaction`` is a BIP-174 PSBT as hex (``psbt.toHex()`` of bitcoinjs-lib, as in
+Turnkey's Bitcoin examples). Every input whose previous output belongs to ``signWith``'s key
+is signed; the others are left exactly as they are. The key owns an input when its previous
+output (``witness_utxo``, or ``non_witness_utxo`` checked against the input's txid) is:
+
+* P2WPKH: ECDSA over the BIP-143 sighash, stored as a partial signature;
+* P2SH-P2WPKH (with its ``redeem_script``): the same;
+* P2PKH: ECDSA over the legacy sighash, stored as a partial signature;
+* P2TR key path with the BIP-86 tweak (no script tree): BIP-340 Schnorr over the BIP-341
+  sighash, stored as ``PSBT_IN_TAP_KEY_SIG``.
+
+The sighash type is the input's ``PSBT_IN_SIGHASH_TYPE`` when present, else ``ALL`` (ECDSA) or
+``DEFAULT`` (taproot). Parsing and sighashes are ``embit``'s; signatures are libsecp256k1's
+(coincurve). The answer is the signed, not finalized, PSBT as hex, as Turnkey returns it.
+
+Policies see ``bitcoin.tx{version, inputs, outputs, locktime, fee}`` (PROTOCOL.md §8.3); output
+addresses use the signing account's network (mainnet for a private key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Any
+
+import coincurve
+from embit import ec
+from embit import script as scripts
+from embit.networks import NETWORKS
+from embit.psbt import PSBT, InputScope
+from embit.script import Script
+from embit.transaction import SIGHASH
+
+from infra.chains.base import (
+    FIELD,
+    SIGN_WITH,
+    InvalidTransaction,
+    decode_hex,
+    require_curve,
+    require_formats,
+    signer_public_key,
+)
+from infra.crypto.addresses import AddressFormat, Curve
+from infra.crypto.signing import sign_schnorr_taproot
+from infra.errors import InvalidRequest
+from infra.wallets.store import SigningTarget
+
+TRANSACTION_TYPE = "TRANSACTION_TYPE_BITCOIN"
+PSBT_MAGIC = b"psbt\xff"
+TAP_KEY_SIG = b"\x13"
+_BITCOIN_FORMATS = frozenset(f for f in AddressFormat if f.value.startswith("ADDRESS_FORMAT_BITCOIN_"))
+_NETWORKS = {"MAINNET": "main", "TESTNET": "test", "SIGNET": "signet", "REGTEST": "regtest"}
+_LOCKTIME_THRESHOLD = 500_000_000
+
+
+@dataclass(frozen=True)
+class _Owned:
+    """An input the signer owns and how it is signed."""
+
+    index: int
+    kind: str  # "segwit" (P2WPKH, P2SH-P2WPKH), "legacy" (P2PKH) or "taproot"
+
+
+@dataclass(frozen=True)
+class _KeyScripts:
+    """The output scripts one compressed key owns."""
+
+    p2wpkh: bytes
+    p2sh_p2wpkh: bytes
+    p2pkh: bytes
+    p2tr: bytes
+
+    @classmethod
+    def of(cls, public_key: bytes) -> _KeyScripts:
+        key = ec.PublicKey.parse(public_key)
+        return cls(scripts.p2wpkh(key).data, scripts.p2sh(scripts.p2wpkh(key)).data,
+                   scripts.p2pkh(key).data, scripts.p2tr(key).data)
+
+
+@dataclass(frozen=True)
+class BitcoinTransaction:
+    """A parsed PSBT."""
+
+    psbt: PSBT
+    raw: bytes
+
+    def _utxo_script(self, inp: InputScope, index: int) -> bytes | None:
+        if inp.non_witness_utxo is not None:
+            try:
+                inp.verify()
+            except Exception:
+                raise InvalidTransaction(
+                    f"input {index}'s non_witness_utxo is not the transaction it spends; send "
+                    "the previous transaction whose txid the input names",
+                    field=FIELD,
+                ) from None
+        utxo = inp.utxo
+        return bytes(utxo.script_pubkey.data) if utxo is not None else None
+
+    def owned_inputs(self, public_key: bytes) -> list[_Owned]:
+        """The inputs ``public_key`` can sign (not yet finalized)."""
+        mine = _KeyScripts.of(public_key)
+        owned = []
+        for i, inp in enumerate(self.psbt.inputs):
+            spk = self._utxo_script(inp, i)
+            if spk is None or inp.final_scriptsig is not None or inp.final_scriptwitness is not None:
+                continue
+            if spk == mine.p2tr:
+                owned.append(_Owned(i, "taproot"))
+            elif spk == mine.p2wpkh or (spk == mine.p2sh_p2wpkh and inp.redeem_script is not None
+                                         and inp.redeem_script.data == mine.p2wpkh):
+                owned.append(_Owned(i, "segwit"))
+            elif spk == mine.p2pkh:
+                if inp.non_witness_utxo is None:
+                    raise InvalidTransaction(
+                        f"input {i} spends a P2PKH output; send its previous transaction as "
+                        "non_witness_utxo", field=FIELD)
+                owned.append(_Owned(i, "legacy"))
+        return owned
+
+    def accept(self, target: SigningTarget) -> None:
+        """A secp256k1 key owning at least one input (taproot inputs need every prevout)."""
+        require_curve(target, Curve.SECP256K1, "Bitcoin", TRANSACTION_TYPE)
+        require_formats(target, _BITCOIN_FORMATS, "Bitcoin", TRANSACTION_TYPE)
+        owned = self.owned_inputs(signer_public_key(target))
+        if not owned:
+            raise InvalidRequest(
+                "the PSBT has no input that signWith can sign; add inputs spending its "
+                "P2WPKH, P2SH-P2WPKH, P2PKH or P2TR (BIP-86) outputs with their witness_utxo "
+                "(or non_witness_utxo), or sign with the key that owns them",
+                field=SIGN_WITH,
+            )
+        if any(o.kind == "taproot" for o in owned) and any(
+            inp.utxo is None for inp in self.psbt.inputs
+        ):
+            raise InvalidTransaction(
+                "signing a taproot input needs the previous output of every input (BIP-341); "
+                "send witness_utxo for each input",
+                field=FIELD,
+            )
+        for o in owned:
+            _sighash_type(self.psbt.inputs[o.index], o)
+
+    def sign(self, private_key_secret: bytes, target: SigningTarget) -> str:
+        """The PSBT with the signer's inputs signed (not finalized), hex."""
+        public_key = signer_public_key(target)
+        mine = _KeyScripts.of(public_key)
+        psbt = PSBT.parse(self.raw)
+        for owned in self.owned_inputs(public_key):
+            inp = psbt.inputs[owned.index]
+            sighash = _sighash_type(inp, owned)
+            if owned.kind == "taproot":
+                digest = psbt.sighash(owned.index, sighash=sighash)
+            elif owned.kind == "segwit":
+                code = scripts.p2pkh_from_p2wpkh(Script(mine.p2wpkh))  # BIP-143 scriptCode
+                digest = psbt.sighash_segwit(owned.index, code, inp.utxo.value, sighash=sighash)
+            else:
+                digest = psbt.sighash_legacy(owned.index, Script(mine.p2pkh), sighash=sighash)
+            if owned.kind == "taproot":
+                sig = sign_schnorr_taproot(private_key_secret, digest)
+                raw = bytes.fromhex(sig.r + sig.s)
+                inp.unknown[TAP_KEY_SIG] = raw if sighash == SIGHASH.DEFAULT else raw + bytes([sighash])
+            else:
+                der = coincurve.PrivateKey(private_key_secret).sign(digest, hasher=None)
+                inp.partial_sigs[ec.PublicKey.parse(public_key)] = der + bytes([sighash])
+        return bytes(psbt.serialize()).hex()
+
+    # --- policy view ------------------------------------------------------------------
+
+    def policy_variables(self, target: SigningTarget | None) -> dict[str, Any]:
+        """``{"bitcoin": {"tx": {...}}}``."""
+        network = "main"
+        fmt = target.address_format if target is not None else None
+        if fmt is not None and fmt in _BITCOIN_FORMATS:
+            network = _NETWORKS[fmt.value.split("_")[3]]
+        return {"bitcoin": {"tx": self.policy_view(network)}}
+
+    def policy_view(self, network: str = "main") -> dict[str, Any]:
+        """``bitcoin.tx`` (PROTOCOL.md §8.3)."""
+        psbt = self.psbt
+        tx = psbt.tx
+        outputs = []
+        for out in tx.vout:
+            kind = out.script_pubkey.script_type()
+            try:
+                addr = out.script_pubkey.address(NETWORKS[network]) if kind else ""
+            except Exception:
+                addr = ""
+            outputs.append({"value": out.value, "script_pubkey": out.script_pubkey.data.hex(),
+                            "address": addr, "address_type": (kind or "unknown").upper()})
+        view: dict[str, Any] = {
+            "version": str(tx.version),
+            "inputs": [{"tx_id": vin.txid.hex(), "vout": vin.vout, "sequence": vin.sequence}
+                       for vin in tx.vin],
+            "outputs": outputs,
+            "locktime": {"amount": tx.locktime,
+                         "type": "Blocks" if tx.locktime < _LOCKTIME_THRESHOLD else "Seconds"},
+        }  # fmt: skip
+        if all(inp.utxo is not None for inp in psbt.inputs):
+            view["fee"] = sum(inp.utxo.value for inp in psbt.inputs) - sum(o.value for o in tx.vout)
+        return view
+
+
+def _sighash_type(inp: InputScope, owned: _Owned) -> int:
+    default = SIGHASH.DEFAULT if owned.kind == "taproot" else SIGHASH.ALL
+    sighash = default if inp.sighash_type is None else int(inp.sighash_type)
+    try:
+        base, _ = SIGHASH.check(sighash)
+    except Exception:
+        base = -1
+    if base < 0 or (owned.kind != "taproot" and base == SIGHASH.DEFAULT):
+        raise InvalidTransaction(
+            f"input {owned.index} asks for sighash type {sighash}; send ALL, NONE or SINGLE "
+            "(optionally with ANYONECANPAY), or DEFAULT for taproot",
+            field=FIELD,
+        )
+    return sighash
+
+
+def decode(text: str) -> BitcoinTransaction:
+    """Decode ``unsignedTransaction`` (PSBT hex); raises :class:`InvalidTransaction`."""
+    raw = decode_hex(text, "the PSBT (BIP-174)")
+    if not raw.startswith(PSBT_MAGIC):
+        raise InvalidTransaction(
+            "unsignedTransaction is not a PSBT (it must start with 70736274ff); send the "
+            "BIP-174 PSBT as hex, e.g. bitcoinjs-lib's psbt.toHex()",
+            field=FIELD,
+        )
+    try:
+        stream = BytesIO(raw)
+        psbt = PSBT.read_from(stream)
+        trailing = stream.read()
+    except Exception:
+        raise InvalidTransaction(
+            "unsignedTransaction is not a valid PSBT (truncated or malformed); send the "
+            "complete BIP-174 PSBT as hex",
+            field=FIELD,
+        ) from None
+    if trailing:
+        raise InvalidTransaction("unsignedTransaction has bytes after the PSBT", field=FIELD)
+    if not psbt.inputs:
+        raise InvalidTransaction("the PSBT has no inputs", field=FIELD)
+    return BitcoinTransaction(psbt, raw)
