@@ -12,7 +12,7 @@ output (``witness_utxo``, or ``non_witness_utxo`` checked against the input's tx
   sighash, stored as ``PSBT_IN_TAP_KEY_SIG``.
 
 The sighash type is the input's ``PSBT_IN_SIGHASH_TYPE`` when present, else ``ALL`` (ECDSA) or
-``DEFAULT`` (taproot). Parsing and sighashes are ``embit``'s; signatures are libsecp256k1's
+``DEFAULT`` (taproot); taproot inputs take ``DEFAULT``, ``ALL`` or ``NONE`` only. Parsing and sighashes are ``embit``'s; signatures are libsecp256k1's
 (coincurve). The answer is the signed, not finalized, PSBT as hex, as Turnkey returns it.
 
 Policies see ``bitcoin.tx{version, inputs, outputs, locktime, fee}`` (PROTOCOL.md §8.3); output
@@ -29,9 +29,9 @@ import coincurve
 from embit import ec
 from embit import script as scripts
 from embit.networks import NETWORKS
-from embit.psbt import PSBT, InputScope
+from embit.psbt import PSBT, InputScope, read_string
 from embit.script import Script
-from embit.transaction import SIGHASH
+from embit.transaction import SIGHASH, Transaction, TransactionInput
 
 from infra.chains.base import (
     FIELD,
@@ -53,6 +53,24 @@ TAP_KEY_SIG = b"\x13"
 _BITCOIN_FORMATS = frozenset(f for f in AddressFormat if f.value.startswith("ADDRESS_FORMAT_BITCOIN_"))
 _NETWORKS = {"MAINNET": "main", "TESTNET": "test", "SIGNET": "signet", "REGTEST": "regtest"}
 _LOCKTIME_THRESHOLD = 500_000_000
+# embit's BIP-341 sighash is right for these (checked against the BIP-341 wallet vectors) and
+# wrong for SINGLE and ANYONECANPAY, which are refused.
+_TAPROOT_SIGHASHES = frozenset({SIGHASH.DEFAULT, SIGHASH.ALL, SIGHASH.NONE})
+
+
+class _Input(InputScope):
+    """embit's input, keeping a sequence of 0 (embit's ``vin`` turns 0 into 0xffffffff)."""
+
+    @property
+    def vin(self) -> TransactionInput:
+        sequence = 0xFFFFFFFF if self.sequence is None else self.sequence
+        return TransactionInput(self.txid, self.vout, sequence=sequence)
+
+
+class Psbt(PSBT):  # type: ignore[misc]
+    """embit's PSBT with :class:`_Input` (the BIP-341 vectors spend inputs of sequence 0)."""
+
+    PSBTIN_CLS = _Input
 
 
 @dataclass(frozen=True)
@@ -147,7 +165,7 @@ class BitcoinTransaction:
         """The PSBT with the signer's inputs signed (not finalized), hex."""
         public_key = signer_public_key(target)
         mine = _KeyScripts.of(public_key)
-        psbt = PSBT.parse(self.raw)
+        psbt = Psbt.parse(self.raw)
         for owned in self.owned_inputs(public_key):
             inp = psbt.inputs[owned.index]
             sighash = _sighash_type(inp, owned)
@@ -210,6 +228,13 @@ def _sighash_type(inp: InputScope, owned: _Owned) -> int:
         base, _ = SIGHASH.check(sighash)
     except Exception:
         base = -1
+    if owned.kind == "taproot" and sighash not in _TAPROOT_SIGHASHES:
+        raise InvalidTransaction(
+            f"input {owned.index} asks for taproot sighash type {sighash}; walletd signs "
+            "taproot inputs with DEFAULT, ALL or NONE (not SINGLE or ANYONECANPAY): send one "
+            "of those",
+            field=FIELD,
+        )
     if base < 0 or (owned.kind != "taproot" and base == SIGHASH.DEFAULT):
         raise InvalidTransaction(
             f"input {owned.index} asks for sighash type {sighash}; send ALL, NONE or SINGLE "
@@ -217,6 +242,25 @@ def _sighash_type(inp: InputScope, owned: _Owned) -> int:
             field=FIELD,
         )
     return sighash
+
+
+def _check_global_transaction(raw: bytes, psbt: PSBT) -> None:
+    """BIP-174: a version-0 PSBT's unsigned transaction has empty scriptSigs and no witnesses."""
+    if psbt.version not in (None, 0):
+        raise InvalidTransaction("only version 0 PSBTs are supported; send a BIP-174 PSBT",
+                                 field=FIELD)
+    stream = BytesIO(raw[len(PSBT_MAGIC):])
+    if read_string(stream) != b"\x00":
+        raise InvalidTransaction("the PSBT must start with its unsigned transaction (key 0x00)",
+                                 field=FIELD)
+    value = read_string(stream)
+    tx = Transaction.parse(value)
+    if tx.serialize() != value or any(vin.script_sig.data for vin in tx.vin):
+        raise InvalidTransaction(
+            "the PSBT's unsigned transaction must have empty scriptSigs and no witness data "
+            "(BIP-174); put signatures in the inputs' fields instead",
+            field=FIELD,
+        )
 
 
 def decode(text: str) -> BitcoinTransaction:
@@ -230,7 +274,7 @@ def decode(text: str) -> BitcoinTransaction:
         )
     try:
         stream = BytesIO(raw)
-        psbt = PSBT.read_from(stream)
+        psbt = Psbt.read_from(stream)
         trailing = stream.read()
     except Exception:
         raise InvalidTransaction(
@@ -240,6 +284,7 @@ def decode(text: str) -> BitcoinTransaction:
         ) from None
     if trailing:
         raise InvalidTransaction("unsignedTransaction has bytes after the PSBT", field=FIELD)
+    _check_global_transaction(raw, psbt)
     if not psbt.inputs:
         raise InvalidTransaction("the PSBT has no inputs", field=FIELD)
     return BitcoinTransaction(psbt, raw)
