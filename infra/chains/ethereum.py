@@ -141,8 +141,8 @@ _ENVELOPES: dict[int, tuple[tuple[str, ...], bool]] = {
     # type: (fields, contract creation allowed)
     1: (_TYPE_1, True),
     2: (_TYPE_2, True),
-    3: (_TYPE_2 + ("maxFeePerBlobGas", "blobVersionedHashes"), False),
-    4: (_TYPE_2 + ("authorizationList",), False),
+    3: ((*_TYPE_2, "maxFeePerBlobGas", "blobVersionedHashes"), False),
+    4: ((*_TYPE_2, "authorizationList"), False),
 }
 
 
