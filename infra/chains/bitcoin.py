@@ -14,7 +14,8 @@ output (``witness_utxo``, or ``non_witness_utxo`` checked against the input's tx
 The sighash type is the input's ``PSBT_IN_SIGHASH_TYPE`` when present, else ``ALL`` (ECDSA) or
 ``DEFAULT`` (taproot); taproot inputs take ``DEFAULT``, ``ALL`` or ``NONE`` only (embit's
 BIP-341 sighash disagrees with the BIP-341 vectors for SINGLE and ANYONECANPAY). Parsing and
-sighashes are ``embit``'s; signatures are libsecp256k1's (coincurve). The answer is the signed, not finalized, PSBT as hex, as Turnkey returns it.
+sighashes are ``embit``'s; signatures are libsecp256k1's (coincurve). The answer is the
+signed, not finalized, PSBT as hex, as Turnkey returns it.
 
 Policies see ``bitcoin.tx{version, inputs, outputs, locktime, fee}`` (PROTOCOL.md §8.3); output
 addresses use the signing account's network (mainnet for a private key).
@@ -68,7 +69,7 @@ class _Input(InputScope):
         return TransactionInput(self.txid, self.vout, sequence=sequence)
 
 
-class Psbt(PSBT):  # type: ignore[misc]
+class Psbt(PSBT):
     """embit's PSBT with :class:`_Input` (the BIP-341 vectors spend inputs of sequence 0)."""
 
     PSBTIN_CLS = _Input

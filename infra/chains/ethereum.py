@@ -162,7 +162,7 @@ class EthereumTransaction:
     def policy_view(self, sender: str = "") -> dict[str, Any]:
         """``eth.tx`` for policies; ``sender`` is the signing address when known."""
         f = self.fields
-        view = {
+        view: dict[str, Any] = {
             "from": sender, "to": f.get("to", ""), "data": f.get("data", "0x"),
             "value": f.get("value", 0), "gas": f.get("gas", 0), "nonce": f.get("nonce", 0),
             "type": _TYPE_NAMES[self.tx_type],
