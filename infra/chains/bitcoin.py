@@ -289,4 +289,12 @@ def decode(text: str) -> BitcoinTransaction:
     _check_global_transaction(raw, psbt)
     if not psbt.inputs:
         raise InvalidTransaction("the PSBT has no inputs", field=FIELD)
+    for index, inp in enumerate(psbt.inputs):
+        prev = inp.non_witness_utxo
+        if prev is not None and (prev.txid() != inp.txid or inp.vout >= len(prev.vout)):
+            raise InvalidTransaction(
+                f"input {index}'s non_witness_utxo is not the transaction it spends; send the "
+                "previous transaction whose txid and output the input names",
+                field=FIELD,
+            )
     return BitcoinTransaction(psbt, raw)
