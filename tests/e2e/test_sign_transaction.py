@@ -53,9 +53,8 @@ def _foreign_psbt() -> str:
 FOREIGN_PSBT = _foreign_psbt()
 
 
-@pytest.fixture(scope="module")
-def accounts(embedded: Deployment) -> dict[str, dict[str, str]]:
-    client = embedded.client()
+def _accounts(dep: Deployment) -> dict[str, dict[str, str]]:
+    client = dep.client()
     created = client.create_wallet(CreateWalletBody(walletName="chains", accounts=[
         {"curve": c, "pathFormat": "PATH_FORMAT_BIP32", "path": p, "addressFormat": f}
         for c, p, f in ACCOUNTS.values()]))
@@ -63,6 +62,11 @@ def accounts(embedded: Deployment) -> dict[str, dict[str, str]]:
     keys = {a.address: a.publicKey for a in listed.accounts}
     return {name: {"address": address, "publicKey": keys[address]}
             for name, address in zip(ACCOUNTS, created.addresses, strict=True)}
+
+
+@pytest.fixture(scope="module")
+def accounts(embedded: Deployment) -> dict[str, dict[str, str]]:
+    return _accounts(embedded)
 
 
 def test_transactions_of_every_chain_interoperate_with_the_official_sdks(
@@ -127,14 +131,34 @@ def test_malformed_transactions_are_400s_before_anything_is_stored(
     assert _sign_count(embedded) == before  # refused in check: no activity, no executor
 
 
+def test_refusals_and_a_signature_on_the_production_path(production: Deployment) -> None:
+    # gunicorn ingress + separate executor processes over PostgreSQL and RabbitMQ.
+    accounts = _accounts(production)
+    before = _sign_count(production)
+    for account, tx_type, unsigned in (
+        ("ethereum", "TRANSACTION_TYPE_ETHEREUM", "02ea83aa36a707843b9aca0084b2d05e00825208"),
+        ("p2wpkh", "TRANSACTION_TYPE_BITCOIN", FOREIGN_PSBT),
+        ("solana", "TRANSACTION_TYPE_TRON", "0a02a2b4"),
+    ):
+        answer = _submit(production, {"signWith": accounts[account]["address"], "type": tx_type,
+                                      "unsignedTransaction": unsigned})
+        assert answer.status_code == 400 and answer.json()["code"] == 3, answer.text
+    assert _sign_count(production) == before
+    _signs_and_stores(production, accounts)
+
+
 def test_a_good_transaction_is_stored_and_signed(
     embedded: Deployment, accounts: dict[str, dict[str, str]]
 ) -> None:
-    before = _sign_count(embedded)
-    answer = _submit(embedded, {
+    _signs_and_stores(embedded, accounts)
+
+
+def _signs_and_stores(dep: Deployment, accounts: dict[str, dict[str, str]]) -> None:
+    before = _sign_count(dep)
+    answer = _submit(dep, {
         "signWith": accounts["ethereum"]["address"], "type": "TRANSACTION_TYPE_ETHEREUM",
         "unsignedTransaction": "02ea83aa36a707843b9aca0084b2d05e0082520894"
                                "000000000000000000000000000000000000dead0180c0"})  # fmt: skip
     assert answer.status_code == 200, answer.text
     result = answer.json()["activity"]["result"]["signTransactionResult"]["signedTransaction"]
-    assert result.startswith("02") and _sign_count(embedded) == before + 1
+    assert result.startswith("02") and _sign_count(dep) == before + 1
