@@ -69,7 +69,7 @@ def require_curve(target: SigningTarget, curve: Curve, chain: str, transaction_t
     """Refuse a signer on another curve, naming what would work."""
     if target.curve is not curve:
         raise InvalidRequest(
-            f"signWith is a {target.curve.value} key and cannot sign a {chain} transaction "
+            f"signWith is a {target.curve.value} key and cannot sign {chain} transactions "
             f"({transaction_type}); send a {curve.value} wallet account or private key of {chain}",
             field=SIGN_WITH,
         )
@@ -86,7 +86,7 @@ def require_formats(
     fmt = target.address_format
     if target.account is not None and fmt is not None and fmt not in formats:
         raise InvalidRequest(
-            f"signWith is an {fmt.value} account, which is not a {chain} account; sign "
+            f"signWith is an {fmt.value} account, which is not an account of {chain}; sign "
             f"{transaction_type} with an account of {', '.join(sorted(f.value for f in formats))} "
             "or with a private key",
             field=SIGN_WITH,

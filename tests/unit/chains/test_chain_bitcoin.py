@@ -145,7 +145,7 @@ def test_a_psbt_without_an_input_of_the_signer_is_refused() -> None:
     unsigned, _ = _psbt([], other=True)
     with pytest.raises(InvalidRequest, match="no input that signWith can sign"):
         decode(unsigned).accept(_target())
-    with pytest.raises(InvalidRequest, match="not a Bitcoin account"):
+    with pytest.raises(InvalidRequest, match="not an account of Bitcoin"):
         decode(unsigned).accept(_target(fmt=AddressFormat.ETHEREUM))
 
 

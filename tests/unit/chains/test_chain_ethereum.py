@@ -114,7 +114,7 @@ def test_wrong_curve_and_wrong_chain_accounts_are_refused() -> None:
     tx = decode(VIEM_EIP1559)
     with pytest.raises(InvalidRequest, match="CURVE_ED25519 key"):
         tx.accept(_target(AddressFormat.SOLANA, Curve.ED25519))
-    with pytest.raises(InvalidRequest, match="not a Ethereum account; sign TRANSACTION_TYPE_ETHEREUM"):
+    with pytest.raises(InvalidRequest, match="not an account of Ethereum; sign TRANSACTION_TYPE_ETHEREUM"):
         tx.accept(_target(AddressFormat.TRON))
 
 

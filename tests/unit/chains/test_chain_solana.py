@@ -100,7 +100,7 @@ def test_a_key_that_is_not_a_signer_is_refused() -> None:
     message = Message.new_with_blockhash([_transfer(OTHER.pubkey())], OTHER.pubkey(), BLOCKHASH)
     with pytest.raises(InvalidRequest, match="is not a signer of this Solana transaction"):
         decode(_unsigned(message)).accept(_target())
-    with pytest.raises(InvalidRequest, match="CURVE_SECP256K1 key and cannot sign a Solana"):
+    with pytest.raises(InvalidRequest, match="CURVE_SECP256K1 key and cannot sign Solana transactions"):
         decode(_unsigned(message)).accept(_target(curve=Curve.SECP256K1))
 
 
