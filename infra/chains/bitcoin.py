@@ -12,9 +12,9 @@ output (``witness_utxo``, or ``non_witness_utxo`` checked against the input's tx
   sighash, stored as ``PSBT_IN_TAP_KEY_SIG``.
 
 The sighash type is the input's ``PSBT_IN_SIGHASH_TYPE`` when present, else ``ALL`` (ECDSA) or
-``DEFAULT`` (taproot); taproot inputs take ``DEFAULT``, ``ALL`` or ``NONE`` only (embit's
-BIP-341 sighash disagrees with the BIP-341 vectors for SINGLE and ANYONECANPAY). Parsing and
-sighashes are ``embit``'s; signatures are libsecp256k1's (coincurve). The answer is the
+``DEFAULT`` (taproot). Parsing and the BIP-143 and legacy sighashes are ``embit``'s; the
+BIP-341 sighash is :func:`taproot_key_path_sighash` (embit's disagrees with the BIP-341 wallet
+vectors for ``SINGLE`` and ``ANYONECANPAY``); signatures are libsecp256k1's (coincurve). The answer is the
 signed, not finalized, PSBT as hex, as Turnkey returns it.
 
 Policies see ``bitcoin.tx{version, inputs, outputs, locktime, fee}`` (PROTOCOL.md §8.3); output
@@ -23,6 +23,7 @@ addresses use the signing account's network (mainnet for a private key).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -55,9 +56,43 @@ TAP_KEY_SIG = b"\x13"
 _BITCOIN_FORMATS = frozenset(f for f in AddressFormat if f.value.startswith("ADDRESS_FORMAT_BITCOIN_"))
 _NETWORKS = {"MAINNET": "main", "TESTNET": "test", "SIGNET": "signet", "REGTEST": "regtest"}
 _LOCKTIME_THRESHOLD = 500_000_000
-# embit's BIP-341 sighash is right for these (checked against the BIP-341 wallet vectors) and
-# wrong for SINGLE and ANYONECANPAY, which are refused.
-_TAPROOT_SIGHASHES = frozenset({SIGHASH.DEFAULT, SIGHASH.ALL, SIGHASH.NONE})
+_TAPROOT_SIGHASHES = frozenset({0x00, 0x01, 0x02, 0x03, 0x81, 0x82, 0x83})
+
+
+def _sha256(*parts: bytes) -> bytes:
+    return hashlib.sha256(b"".join(parts)).digest()
+
+
+def taproot_key_path_sighash(psbt: PSBT, index: int, hash_type: int) -> bytes:
+    """BIP-341 ``SigMsg`` hashed with the ``TapSighash`` tag, key path, no annex.
+
+    Written out here because embit's disagrees with the BIP-341 wallet vectors for
+    ``SINGLE`` and ``ANYONECANPAY``; ``tests/unit/chains`` checks this one against all of them.
+    """
+    tx = psbt.tx
+    utxos = [inp.utxo for inp in psbt.inputs]
+    base, anyone_can_pay = hash_type & 0x03, bool(hash_type & 0x80)
+    msg = bytes([0x00, hash_type]) + tx.version.to_bytes(4, "little")
+    msg += tx.locktime.to_bytes(4, "little")
+    if not anyone_can_pay:
+        msg += _sha256(*(bytes(reversed(v.txid)) + v.vout.to_bytes(4, "little") for v in tx.vin))
+        msg += _sha256(*(u.value.to_bytes(8, "little") for u in utxos))
+        msg += _sha256(*(u.script_pubkey.serialize() for u in utxos))
+        msg += _sha256(*(v.sequence.to_bytes(4, "little") for v in tx.vin))
+    if base not in (SIGHASH.NONE, SIGHASH.SINGLE):
+        msg += _sha256(*(out.serialize() for out in tx.vout))
+    msg += b"\x00"  # spend type: key path, no annex
+    if anyone_can_pay:
+        vin, utxo = tx.vin[index], utxos[index]
+        msg += bytes(reversed(vin.txid)) + vin.vout.to_bytes(4, "little")
+        msg += utxo.value.to_bytes(8, "little") + utxo.script_pubkey.serialize()
+        msg += vin.sequence.to_bytes(4, "little")
+    else:
+        msg += index.to_bytes(4, "little")
+    if base == SIGHASH.SINGLE:
+        msg += _sha256(tx.vout[index].serialize())
+    tag = _sha256(b"TapSighash")
+    return _sha256(tag, tag, msg)
 
 
 class _Input(InputScope):
@@ -161,7 +196,7 @@ class BitcoinTransaction:
                 field=FIELD,
             )
         for o in owned:
-            _sighash_type(self.psbt.inputs[o.index], o)
+            _sighash_type(self.psbt.inputs[o.index], o, self.psbt.outputs)
 
     def sign(self, private_key_secret: bytes, target: SigningTarget) -> str:
         """The PSBT with the signer's inputs signed (not finalized), hex."""
@@ -170,9 +205,9 @@ class BitcoinTransaction:
         psbt = Psbt.parse(self.raw)
         for owned in self.owned_inputs(public_key):
             inp = psbt.inputs[owned.index]
-            sighash = _sighash_type(inp, owned)
+            sighash = _sighash_type(inp, owned, psbt.outputs)
             if owned.kind == "taproot":
-                digest = psbt.sighash(owned.index, sighash=sighash)
+                digest = taproot_key_path_sighash(psbt, owned.index, sighash)
             elif owned.kind == "segwit":
                 code = scripts.p2pkh_from_p2wpkh(Script(mine.p2wpkh))  # BIP-143 scriptCode
                 digest = psbt.sighash_segwit(owned.index, code, inp.utxo.value, sighash=sighash)
@@ -223,7 +258,7 @@ class BitcoinTransaction:
         return view
 
 
-def _sighash_type(inp: InputScope, owned: _Owned) -> int:
+def _sighash_type(inp: InputScope, owned: _Owned, psbt_outputs: list[Any]) -> int:
     default = SIGHASH.DEFAULT if owned.kind == "taproot" else SIGHASH.ALL
     sighash = default if inp.sighash_type is None else int(inp.sighash_type)
     try:
@@ -232,9 +267,14 @@ def _sighash_type(inp: InputScope, owned: _Owned) -> int:
         base = -1
     if owned.kind == "taproot" and sighash not in _TAPROOT_SIGHASHES:
         raise InvalidTransaction(
-            f"input {owned.index} asks for taproot sighash type {sighash}; walletd signs "
-            "taproot inputs with DEFAULT, ALL or NONE (not SINGLE or ANYONECANPAY): send one "
-            "of those",
+            f"input {owned.index} asks for taproot sighash type {sighash}; send DEFAULT, ALL, "
+            "NONE or SINGLE, optionally with ANYONECANPAY (BIP-341)",
+            field=FIELD,
+        )
+    if base == SIGHASH.SINGLE and owned.index >= len(psbt_outputs):
+        raise InvalidTransaction(
+            f"input {owned.index} asks for SIGHASH_SINGLE but has no output at its index; add "
+            "one or use another sighash type",
             field=FIELD,
         )
     if base < 0 or (owned.kind != "taproot" and base == SIGHASH.DEFAULT):

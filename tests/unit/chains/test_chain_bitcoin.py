@@ -13,7 +13,7 @@ from embit.psbt import PSBT
 from embit.transaction import Transaction, TransactionInput, TransactionOutput
 
 from infra.chains.base import InvalidTransaction
-from infra.chains.bitcoin import TAP_KEY_SIG, Psbt, decode
+from infra.chains.bitcoin import TAP_KEY_SIG, Psbt, decode, taproot_key_path_sighash
 from infra.crypto.addresses import AddressFormat, Curve
 from infra.crypto.signing import taproot_tweaked_private_key
 from infra.db.models.wallets import WalletAccount
@@ -60,44 +60,40 @@ def _bip341_psbt(vector: dict) -> Psbt:
     return psbt
 
 
-SIGNABLE = [v for v in BIP341["inputs"] if v["hashType"] in (0, 1, 2)]
-REFUSED = [v for v in BIP341["inputs"] if v["merkleRoot"] is None and v["hashType"] not in (0, 1, 2)]
-
-
-@pytest.mark.parametrize("vector", SIGNABLE, ids=lambda v: str(v["txinIndex"]))
-def test_bip341_sighashes_walletd_signs_match_the_vectors(vector: dict) -> None:
-    psbt = _bip341_psbt(vector)
-    digest = psbt.sighash(vector["txinIndex"], sighash=vector["hashType"])
+@pytest.mark.parametrize("vector", BIP341["inputs"], ids=lambda v: str(v["txinIndex"]))
+def test_bip341_sighashes_match_every_vector(vector: dict) -> None:
+    digest = taproot_key_path_sighash(_bip341_psbt(vector), vector["txinIndex"], vector["hashType"])
     assert digest.hex() == vector["sigHash"]
-    secret = bytes.fromhex(vector["internalPrivkey"])
-    if vector["merkleRoot"] is None:
-        assert taproot_tweaked_private_key(secret).hex() == vector["tweakedPrivkey"]
 
 
-@pytest.mark.parametrize("vector", REFUSED, ids=lambda v: str(v["txinIndex"]))
-def test_bip341_single_and_anyonecanpay_are_refused_before_signing(vector: dict) -> None:
+@pytest.mark.parametrize("hash_type", [None, 0x03])
+def test_a_bip341_key_path_input_is_signed_and_verifies(hash_type: int | None) -> None:
+    vector = next(v for v in BIP341["inputs"] if v["merkleRoot"] is None)
     secret = bytes.fromhex(vector["internalPrivkey"])
     assert taproot_tweaked_private_key(secret).hex() == vector["tweakedPrivkey"]
     public = coincurve.PrivateKey(secret).public_key.format(True)
-    tx = decode(_bip341_psbt(vector).serialize().hex())
-    assert [o.index for o in tx.owned_inputs(public)] == [vector["txinIndex"]]
-    with pytest.raises(InvalidTransaction, match="DEFAULT, ALL or NONE"):
-        tx.accept(_target(public))
-
-
-def test_a_bip341_input_signed_with_default_sighash_verifies() -> None:
-    vector = dict(next(v for v in BIP341["inputs"] if v["merkleRoot"] is None), hashType=0)
-    secret = bytes.fromhex(vector["internalPrivkey"])
-    public = coincurve.PrivateKey(secret).public_key.format(True)
-    tx = decode(_bip341_psbt(vector).serialize().hex())
+    psbt = _bip341_psbt(dict(vector, hashType=hash_type or 0))
+    tx = decode(psbt.serialize().hex())
     tx.accept(_target(public))
     index = vector["txinIndex"]
+    assert [o.index for o in tx.owned_inputs(public)] == [index]
     signed = Psbt.parse(bytes.fromhex(tx.sign(secret, _target(public))))
     sig = signed.inputs[index].unknown[TAP_KEY_SIG]
     tweaked = coincurve.PublicKeyXOnly.from_secret(bytes.fromhex(vector["tweakedPrivkey"]))
-    assert len(sig) == 64 and tweaked.verify(sig, tx.psbt.sighash(index, sighash=0))
+    digest = taproot_key_path_sighash(psbt, index, hash_type or 0)
+    if hash_type:
+        assert digest.hex() == vector["sigHash"] and sig[64] == hash_type
+    assert len(sig) == (65 if hash_type else 64) and tweaked.verify(sig[:64], digest)
     assert all(TAP_KEY_SIG not in signed.inputs[i].unknown
                for i in range(len(signed.inputs)) if i != index)
+
+
+def test_an_unknown_taproot_sighash_type_is_refused() -> None:
+    vector = dict(next(v for v in BIP341["inputs"] if v["merkleRoot"] is None), hashType=0x80)
+    secret = bytes.fromhex(vector["internalPrivkey"])
+    public = coincurve.PrivateKey(secret).public_key.format(True)
+    with pytest.raises(InvalidTransaction, match="DEFAULT, ALL, NONE or SINGLE"):
+        decode(_bip341_psbt(vector).serialize().hex()).accept(_target(public))
 
 
 def _psbt(mine: list[str], other: bool = True) -> tuple[str, Transaction]:
@@ -131,7 +127,7 @@ def test_p2wpkh_p2pkh_and_p2tr_inputs_are_signed_and_the_other_left() -> None:
         assert coincurve.PublicKey(PUBLIC).verify(der[:-1], digest, hasher=None)
     tap = signed.inputs[2].unknown[TAP_KEY_SIG]
     tweaked = coincurve.PublicKeyXOnly.from_secret(taproot_tweaked_private_key(KEY))
-    assert len(tap) == 64 and tweaked.verify(tap, tx.psbt.sighash(2, sighash=0))
+    assert len(tap) == 64 and tweaked.verify(tap, taproot_key_path_sighash(tx.psbt, 2, 0))
     assert not signed.inputs[3].partial_sigs and TAP_KEY_SIG not in signed.inputs[3].unknown
     view = tx.policy_variables(_target())["bitcoin"]["tx"]
     assert view["fee"] == 10_000 + 10_001 + 10_002 + 10_003 - 5_000
