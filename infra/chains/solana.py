@@ -183,17 +183,13 @@ class SolanaTransaction:
 def _spl_transfer(data: bytes, keys: list[str]) -> dict[str, Any] | None:
     """An SPL Token ``Transfer`` or ``TransferChecked`` as ``solana.tx.spl_transfers`` shows it."""
     if data[0] == _SPL_TRANSFER and len(data) >= 9 and len(keys) >= 3:
-        source, dest, owner, signers, mint, decimals = keys[0], keys[1], keys[2], keys[3:], "", None
+        source, dest, owner, signers, mint = keys[0], keys[1], keys[2], keys[3:], ""
     elif data[0] == _SPL_TRANSFER_CHECKED and len(data) >= 10 and len(keys) >= 4:
         source, mint, dest, owner, signers = keys[0], keys[1], keys[2], keys[3], keys[4:]
-        decimals = data[9]
     else:
         return None
-    transfer = {"from": source, "to": dest, "amount": _u64(data, 1), "owner": owner,
-                "signers": signers, "token_mint": mint}
-    if decimals is not None:
-        transfer["decimals"] = decimals
-    return transfer
+    return {"from": source, "to": dest, "amount": _u64(data, 1), "owner": owner,
+            "signers": signers, "token_mint": mint}
 
 
 def decode(text: str) -> SolanaTransaction:

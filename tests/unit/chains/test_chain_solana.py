@@ -91,7 +91,7 @@ def test_policy_view_of_a_transfer_and_an_spl_transfer_checked() -> None:
     assert view["transfers"] == [{"from": str(SIGNER.pubkey()), "to": str(TO), "amount": 1234}]
     assert view["spl_transfers"] == [{
         "from": str(source), "to": str(dest), "amount": 500, "owner": str(SIGNER.pubkey()),
-        "signers": [], "token_mint": str(mint), "decimals": 6}]
+        "signers": [], "token_mint": str(mint)}]
     first = view["instructions"][0]["accounts"][0]
     assert first == {"account_key": str(SIGNER.pubkey()), "signer": True, "writable": True}
 
