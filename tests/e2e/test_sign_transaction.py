@@ -128,6 +128,11 @@ def test_malformed_transactions_are_400s_before_anything_is_stored(
     assert answer.status_code == 400, answer.text
     body = json.loads(answer.text)
     assert fragment in body["message"] and body["code"] == 3
+    codes = {d.get("turnkeyErrorCode") for d in body["details"]} - {None}
+    wrong_signer = "signWith" in fragment or "account" in fragment or "cannot sign" in fragment
+    assert codes == ({"REQUEST_INVALID"} if wrong_signer else
+                     {"UNSUPPORTED_TRANSACTION_TYPE"} if tx_type.endswith("TEMPO") else
+                     {"INVALID_TRANSACTION"})
     assert _sign_count(embedded) == before  # refused in check: no activity, no executor
 
 
