@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from infra import chains
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.chains.base import Signer
 from infra.messaging import queues
 from infra.wallets import store
 from infra.wallets.custody import custody_of
@@ -38,7 +39,7 @@ def _prepare(
 ) -> tuple[store.SigningTarget, chains.ChainTransaction]:
     tx = chains.decode(params.type, params.unsigned_transaction)
     target = store.resolve_sign_with(session, organization_id, params.sign_with)
-    tx.accept(target)
+    tx.accept(Signer.of(target))
     return target, tx
 
 
@@ -49,7 +50,7 @@ def check(params: Params, ctx: CheckContext) -> None:
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     target, tx = _prepare(params, ctx.session, ctx.organization_id)
     key_secret = store.signing_secret(custody_of(ctx.services), target)
-    return {"signedTransaction": tx.sign(key_secret, target)}
+    return {"signedTransaction": tx.sign(key_secret, Signer.of(target))}
 
 
 SPEC = ActivitySpec(

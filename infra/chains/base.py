@@ -10,10 +10,11 @@ runs in an executor.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from infra.crypto.addresses import AddressFormat, Curve, compressed_public_key
-from infra.errors import InvalidRequest, WalletError
+from infra.errors import InvalidRequest
 from infra.wallets.store import SigningTarget
 
 FIELD = "parameters.unsignedTransaction"
@@ -27,16 +28,45 @@ class InvalidTransaction(InvalidRequest):
     turnkey_code = "INVALID_TRANSACTION"
 
 
+@dataclass(frozen=True)
+class Signer:
+    """What a chain needs to know of ``signWith``: public facts that never change.
+
+    Attributes:
+        curve: the key's curve.
+        address_format: the account's format, or the format of the private-key address
+            ``signWith`` named (``None`` for a private key named by id).
+        is_account: a wallet account (else a private key).
+        public_key: compressed secp256k1 (33 bytes) or ed25519 (32 bytes) public key.
+        address: the account's address ("" for a private key).
+    """
+
+    curve: Curve
+    address_format: AddressFormat | None
+    is_account: bool
+    public_key: bytes
+    address: str = ""
+
+    @classmethod
+    def of(cls, target: SigningTarget) -> Signer:
+        """The signer of a resolved ``signWith`` (read from its row, no key material)."""
+        row = target.account if target.account is not None else target.private_key
+        assert row is not None
+        return cls(target.curve, target.address_format, target.account is not None,
+                   compressed_public_key(target.curve, bytes.fromhex(row.public_key)),
+                   target.account.address if target.account is not None else "")
+
+
 class ChainTransaction(Protocol):
     """A decoded unsigned transaction of one chain."""
 
-    def accept(self, target: SigningTarget) -> None:
-        """Raise :class:`InvalidRequest` unless ``target`` can sign this transaction."""
+    def accept(self, signer: Signer) -> None:
+        """Raise :class:`InvalidRequest` unless ``signer`` can sign this transaction."""
 
-    def policy_variables(self, target: SigningTarget | None) -> dict[str, Any]:
+    def policy_variables(self, signer: Signer | None) -> dict[str, Any]:
         """The chain's condition variables, e.g. ``{"eth": {"tx": {...}}}`` (PROTOCOL.md §8.3)."""
 
-    def sign(self, private_key_secret: bytes, target: SigningTarget) -> str:
+    def sign(self, private_key_secret: bytes, signer: Signer) -> str:
         """The signed transaction as Turnkey returns it (``signedTransaction``)."""
 
 
@@ -55,36 +85,26 @@ def decode_hex(text: str, what: str) -> bytes:
     return raw
 
 
-def signer_public_key(target: SigningTarget) -> bytes:
-    """The compressed public key of a signing target (no key material needed)."""
-    row = target.account if target.account is not None else target.private_key
-    assert row is not None
-    try:
-        return compressed_public_key(target.curve, bytes.fromhex(row.public_key))
-    except (WalletError, ValueError):  # pragma: no cover - rows hold valid keys
-        raise InvalidRequest("signWith has no usable public key", field=SIGN_WITH) from None
-
-
-def require_curve(target: SigningTarget, curve: Curve, chain: str, transaction_type: str) -> None:
+def require_curve(signer: Signer, curve: Curve, chain: str, transaction_type: str) -> None:
     """Refuse a signer on another curve, naming what would work."""
-    if target.curve is not curve:
+    if signer.curve is not curve:
         raise InvalidRequest(
-            f"signWith is a {target.curve.value} key and cannot sign {chain} transactions "
+            f"signWith is a {signer.curve.value} key and cannot sign {chain} transactions "
             f"({transaction_type}); send a {curve.value} wallet account or private key of {chain}",
             field=SIGN_WITH,
         )
 
 
 def require_formats(
-    target: SigningTarget, formats: frozenset[AddressFormat], chain: str, transaction_type: str
+    signer: Signer, formats: frozenset[AddressFormat], chain: str, transaction_type: str
 ) -> None:
     """Refuse a wallet account whose address belongs to another chain.
 
     Private keys (resolved by id, ``address_format`` ``None``) sign for every chain of their
     curve, as their addresses are all derived from the one key.
     """
-    fmt = target.address_format
-    if target.account is not None and fmt is not None and fmt not in formats:
+    fmt = signer.address_format
+    if signer.is_account and fmt is not None and fmt not in formats:
         raise InvalidRequest(
             f"signWith is an {fmt.value} account, which is not an account of {chain}; sign "
             f"{transaction_type} with an account of {', '.join(sorted(f.value for f in formats))} "

@@ -40,15 +40,14 @@ from infra.chains.base import (
     FIELD,
     SIGN_WITH,
     InvalidTransaction,
+    Signer,
     decode_hex,
     require_curve,
     require_formats,
-    signer_public_key,
 )
 from infra.crypto.addresses import AddressFormat, Curve
 from infra.crypto.signing import sign_schnorr_taproot
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
 
 TRANSACTION_TYPE = "TRANSACTION_TYPE_BITCOIN"
 PSBT_MAGIC = b"psbt\xff"
@@ -175,11 +174,11 @@ class BitcoinTransaction:
                 owned.append(_Owned(i, "legacy"))
         return owned
 
-    def accept(self, target: SigningTarget) -> None:
+    def accept(self, signer: Signer) -> None:
         """A secp256k1 key owning at least one input (taproot inputs need every prevout)."""
-        require_curve(target, Curve.SECP256K1, "Bitcoin", TRANSACTION_TYPE)
-        require_formats(target, _BITCOIN_FORMATS, "Bitcoin", TRANSACTION_TYPE)
-        owned = self.owned_inputs(signer_public_key(target))
+        require_curve(signer, Curve.SECP256K1, "Bitcoin", TRANSACTION_TYPE)
+        require_formats(signer, _BITCOIN_FORMATS, "Bitcoin", TRANSACTION_TYPE)
+        owned = self.owned_inputs(signer.public_key)
         if not owned:
             raise InvalidRequest(
                 "the PSBT has no input that signWith can sign; add inputs spending its "
@@ -198,9 +197,9 @@ class BitcoinTransaction:
         for o in owned:
             _sighash_type(self.psbt.inputs[o.index], o, self.psbt.outputs)
 
-    def sign(self, private_key_secret: bytes, target: SigningTarget) -> str:
+    def sign(self, private_key_secret: bytes, signer: Signer) -> str:
         """The PSBT with the signer's inputs signed (not finalized), hex."""
-        public_key = signer_public_key(target)
+        public_key = signer.public_key
         mine = _KeyScripts.of(public_key)
         psbt = Psbt.parse(self.raw)
         for owned in self.owned_inputs(public_key):
@@ -224,10 +223,10 @@ class BitcoinTransaction:
 
     # --- policy view ------------------------------------------------------------------
 
-    def policy_variables(self, target: SigningTarget | None) -> dict[str, Any]:
+    def policy_variables(self, signer: Signer | None) -> dict[str, Any]:
         """``{"bitcoin": {"tx": {...}}}``."""
         network = "main"
-        fmt = target.address_format if target is not None else None
+        fmt = signer.address_format if signer is not None else None
         if fmt is not None and fmt in _BITCOIN_FORMATS:
             network = _NETWORKS[fmt.value.split("_")[3]]
         return {"bitcoin": {"tx": self.policy_view(network)}}

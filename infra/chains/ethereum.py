@@ -27,6 +27,7 @@ from eth_utils import keccak
 from infra.chains.base import (
     FIELD,
     InvalidTransaction,
+    Signer,
     decode_hex,
     require_curve,
     require_formats,
@@ -34,7 +35,6 @@ from infra.chains.base import (
 from infra.crypto.addresses import AddressFormat, Curve
 from infra.crypto.signing import sign_secp256k1
 from infra.policy.variables import eth_tx_variable
-from infra.wallets.store import SigningTarget
 
 TRANSACTION_TYPE = "TRANSACTION_TYPE_ETHEREUM"
 _TYPE_NAMES = {0: "LEGACY", 1: "TYPE_1", 2: "TYPE_2", 3: "TYPE_3", 4: "TYPE_4"}
@@ -154,10 +154,10 @@ class EthereumTransaction:
     items: list[Any]
     fields: dict[str, Any] = field(default_factory=dict)
 
-    def accept(self, target: SigningTarget) -> None:
+    def accept(self, signer: Signer) -> None:
         """Ethereum signs with secp256k1 keys; accounts must be Ethereum (or raw-key) accounts."""
-        require_curve(target, Curve.SECP256K1, "Ethereum", TRANSACTION_TYPE)
-        require_formats(target, _ACCOUNT_FORMATS, "Ethereum", TRANSACTION_TYPE)
+        require_curve(signer, Curve.SECP256K1, "Ethereum", TRANSACTION_TYPE)
+        require_formats(signer, _ACCOUNT_FORMATS, "Ethereum", TRANSACTION_TYPE)
 
     def policy_view(self, sender: str = "") -> dict[str, Any]:
         """``eth.tx`` for policies; ``sender`` is the signing address when known."""
@@ -176,11 +176,9 @@ class EthereumTransaction:
         found = self.fields.get("authorization_list") or []
         return dict(found[0]) if len(found) == 1 else None
 
-    def policy_variables(self, target: SigningTarget | None) -> dict[str, Any]:
+    def policy_variables(self, signer: Signer | None) -> dict[str, Any]:
         """``{"eth": {"tx": ..., "eip_7702_authorization": ...}}``."""
-        sender = ""
-        if target is not None and target.account is not None:
-            sender = target.account.address
+        sender = signer.address if signer is not None else ""
         eth: dict[str, Any] = {"tx": self.policy_view(sender)}
         authorization = self.authorization()
         if authorization is not None:
@@ -192,7 +190,7 @@ class EthereumTransaction:
         body = rlp.encode(self.items)
         return body if self.tx_type == 0 else bytes([self.tx_type]) + body
 
-    def sign(self, private_key_secret: bytes, target: SigningTarget | None = None) -> str:
+    def sign(self, private_key_secret: bytes, signer: Signer | None = None) -> str:
         """The signed transaction, hex without ``0x`` (as Turnkey returns it)."""
         signature = sign_secp256k1(private_key_secret, keccak(self.signing_payload()))
         r, s, parity = int(signature.r, 16), int(signature.s, 16), int(signature.v, 16)

@@ -29,13 +29,12 @@ from infra.chains.base import (
     FIELD,
     SIGN_WITH,
     InvalidTransaction,
+    Signer,
     decode_hex,
     require_curve,
-    signer_public_key,
 )
 from infra.crypto.addresses import Curve
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
 
 TRANSACTION_TYPE = "TRANSACTION_TYPE_SOLANA"
 SYSTEM_PROGRAM = "11111111111111111111111111111111"
@@ -105,14 +104,14 @@ class SolanaTransaction:
             )
         return signers.index(key)
 
-    def accept(self, target: SigningTarget) -> None:
+    def accept(self, signer: Signer) -> None:
         """An ed25519 key that is one of the message's required signers."""
-        require_curve(target, Curve.ED25519, "Solana", TRANSACTION_TYPE)
-        self.signer_index(signer_public_key(target))
+        require_curve(signer, Curve.ED25519, "Solana", TRANSACTION_TYPE)
+        self.signer_index(signer.public_key)
 
-    def sign(self, private_key_secret: bytes, target: SigningTarget) -> str:
+    def sign(self, private_key_secret: bytes, signer: Signer) -> str:
         """The transaction with the signer's slot filled, hex (as Turnkey returns it)."""
-        index = self.signer_index(signer_public_key(target))
+        index = self.signer_index(signer.public_key)
         message_bytes = to_bytes_versioned(self.message)
         raw = nacl.signing.SigningKey(private_key_secret).sign(message_bytes).signature
         signatures = list(self.transaction.signatures)
@@ -122,7 +121,7 @@ class SolanaTransaction:
 
     # --- policy view ------------------------------------------------------------------
 
-    def policy_variables(self, target: SigningTarget | None) -> dict[str, Any]:
+    def policy_variables(self, signer: Signer | None) -> dict[str, Any]:
         """``{"solana": {"tx": {...}}}``."""
         return {"solana": {"tx": self.policy_view()}}
 

@@ -23,10 +23,16 @@ from typing import Any
 
 import base58
 
-from infra.chains.base import FIELD, InvalidTransaction, decode_hex, require_curve, require_formats
+from infra.chains.base import (
+    FIELD,
+    InvalidTransaction,
+    Signer,
+    decode_hex,
+    require_curve,
+    require_formats,
+)
 from infra.crypto.addresses import AddressFormat, Curve
 from infra.crypto.signing import sign_secp256k1
-from infra.wallets.store import SigningTarget
 
 TRANSACTION_TYPE = "TRANSACTION_TYPE_TRON"
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
@@ -187,12 +193,12 @@ class TronTransaction:
     raw: bytes
     view: dict[str, Any]
 
-    def accept(self, target: SigningTarget) -> None:
+    def accept(self, signer: Signer) -> None:
         """Tron signs with secp256k1 keys; accounts must be ``ADDRESS_FORMAT_TRON``."""
-        require_curve(target, Curve.SECP256K1, "Tron", TRANSACTION_TYPE)
-        require_formats(target, frozenset({AddressFormat.TRON}), "Tron", TRANSACTION_TYPE)
+        require_curve(signer, Curve.SECP256K1, "Tron", TRANSACTION_TYPE)
+        require_formats(signer, frozenset({AddressFormat.TRON}), "Tron", TRANSACTION_TYPE)
 
-    def policy_variables(self, target: SigningTarget | None) -> dict[str, Any]:
+    def policy_variables(self, signer: Signer | None) -> dict[str, Any]:
         """``{"tron": {"tx": {...}}}``."""
         return {"tron": {"tx": dict(self.view)}}
 
@@ -200,7 +206,7 @@ class TronTransaction:
         """The txID: SHA-256 of ``raw_data``, hex."""
         return hashlib.sha256(self.raw).hexdigest()
 
-    def sign(self, private_key_secret: bytes, target: SigningTarget | None = None) -> str:
+    def sign(self, private_key_secret: bytes, signer: Signer | None = None) -> str:
         """The signed protobuf ``Transaction`` as hex (as Turnkey returns it)."""
         sig = sign_secp256k1(private_key_secret, hashlib.sha256(self.raw).digest())
         signature = bytes.fromhex(sig.r + sig.s) + bytes([27 + int(sig.v, 16)])

@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra import chains
+from infra.chains.base import Signer
 from infra.contract_calls import decode_contract_call
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
 from infra.db.models.wallets import PrivateKey, Wallet
@@ -89,9 +90,13 @@ def _transaction(
     """``eth``/``solana``/``tron``/``bitcoin`` variables of a ``sign_transaction``."""
     try:
         tx = chains.decode(str(params.get("type", "")), str(params.get("unsignedTransaction", "")))
-        found = tx.policy_variables(target)
     except WalletError:
         return {}
+    try:
+        signer = None if target is None else Signer.of(target)
+    except (WalletError, ValueError):  # a row without a usable public key: no signer facts
+        signer = None
+    found = tx.policy_variables(signer)
     eth_tx = found.get("eth", {}).get("tx")
     if eth_tx is not None:
         eth_tx["from"] = sender.lower()

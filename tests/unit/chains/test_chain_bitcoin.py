@@ -12,13 +12,11 @@ from embit import script as scripts
 from embit.psbt import PSBT
 from embit.transaction import Transaction, TransactionInput, TransactionOutput
 
-from infra.chains.base import InvalidTransaction
+from infra.chains.base import InvalidTransaction, Signer
 from infra.chains.bitcoin import TAP_KEY_SIG, Psbt, decode, taproot_key_path_sighash
 from infra.crypto.addresses import AddressFormat, Curve
 from infra.crypto.signing import taproot_tweaked_private_key
-from infra.db.models.wallets import WalletAccount
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
 
 HERE = Path(__file__).parent
 BIP174 = json.loads((HERE / "bip174_vectors.json").read_text())
@@ -29,10 +27,8 @@ OTHER = coincurve.PrivateKey(bytes.fromhex("33" * 32)).public_key.format(True)
 
 
 def _target(public: bytes = PUBLIC,
-            fmt: AddressFormat = AddressFormat.BITCOIN_TESTNET_P2WPKH) -> SigningTarget:
-    account = WalletAccount(address="x", public_key=public.hex(), curve=Curve.SECP256K1.value,
-                            address_format=fmt.value)
-    return SigningTarget(Curve.SECP256K1, fmt, account=account)
+            fmt: AddressFormat = AddressFormat.BITCOIN_TESTNET_P2WPKH) -> Signer:
+    return Signer(Curve.SECP256K1, fmt, True, public, "x")
 
 
 @pytest.mark.parametrize("case", BIP174["invalid"], ids=lambda c: c["case"][:60])

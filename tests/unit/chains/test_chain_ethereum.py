@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import coincurve
 import pytest
 import rlp
 from eth_account import Account
 
-from infra.chains.base import InvalidTransaction
+from infra.chains.base import InvalidTransaction, Signer
 from infra.chains.ethereum import decode
 from infra.crypto.addresses import AddressFormat, Curve
-from infra.db.models.wallets import WalletAccount
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
 
 # EIP-155's own example: the signing data of a legacy transfer on chain 1 and the signed result.
 EIP155_UNSIGNED = (
@@ -37,10 +36,9 @@ VIEM_EIP7702 = ("04f88383aa36a70701038252089400000000000000000000000000000000000
                 + "22" * 32)
 
 
-def _target(fmt: AddressFormat = AddressFormat.ETHEREUM, curve: Curve = Curve.SECP256K1) -> SigningTarget:
-    account = WalletAccount(address=SENDER, public_key="02" + "00" * 32, curve=curve.value,
-                            address_format=fmt.value)
-    return SigningTarget(curve, fmt, account=account)
+def _target(fmt: AddressFormat = AddressFormat.ETHEREUM, curve: Curve = Curve.SECP256K1) -> Signer:
+    public = coincurve.PrivateKey(KEY).public_key.format(True)
+    return Signer(curve, fmt, True, public, SENDER)
 
 
 def test_eip155_example_decodes_and_signs_to_the_published_bytes() -> None:

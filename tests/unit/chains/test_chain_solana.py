@@ -13,12 +13,10 @@ from solders.signature import Signature
 from solders.system_program import TransferParams, transfer
 from solders.transaction import VersionedTransaction
 
-from infra.chains.base import InvalidTransaction
+from infra.chains.base import InvalidTransaction, Signer
 from infra.chains.solana import TOKEN_PROGRAMS, decode
 from infra.crypto.addresses import AddressFormat, Curve
-from infra.db.models.wallets import WalletAccount
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
 
 SEED = bytes(range(32))
 SIGNER = Keypair.from_seed(SEED)
@@ -27,10 +25,8 @@ TO = Pubkey.from_bytes(bytes(32 * [9]))
 BLOCKHASH = Hash.from_bytes(bytes(32 * [3]))
 
 
-def _target(keypair: Keypair = SIGNER, curve: Curve = Curve.ED25519) -> SigningTarget:
-    account = WalletAccount(address=str(keypair.pubkey()), public_key=bytes(keypair.pubkey()).hex(),
-                            curve=curve.value, address_format=AddressFormat.SOLANA.value)
-    return SigningTarget(curve, AddressFormat.SOLANA, account=account)
+def _target(keypair: Keypair = SIGNER, curve: Curve = Curve.ED25519) -> Signer:
+    return Signer(curve, AddressFormat.SOLANA, True, bytes(keypair.pubkey()), str(keypair.pubkey()))
 
 
 def _unsigned(message: Message | MessageV0) -> str:

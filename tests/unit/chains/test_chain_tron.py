@@ -7,12 +7,10 @@ import hashlib
 import coincurve
 import pytest
 
-from infra.chains.base import InvalidTransaction
+from infra.chains.base import InvalidTransaction, Signer
 from infra.chains.tron import _fields, address, decode
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
-from infra.db.models.wallets import WalletAccount
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
 
 # Built offline by tronweb 6.5.1 (utils.transaction.txJsonToPb / txPbToRawDataHex / txPbToTxID)
 # from a TransferContract of 1000 sun with memo "memo".
@@ -27,11 +25,8 @@ KEY = bytes.fromhex("11" * 32)
 PUBLIC = coincurve.PrivateKey(KEY).public_key.format(True)
 
 
-def _target(fmt: AddressFormat = AddressFormat.TRON) -> SigningTarget:
-    account = WalletAccount(address=derive_address(Curve.SECP256K1, fmt, PUBLIC),
-                            public_key=PUBLIC.hex(), curve=Curve.SECP256K1.value,
-                            address_format=fmt.value)
-    return SigningTarget(Curve.SECP256K1, fmt, account=account)
+def _target(fmt: AddressFormat = AddressFormat.TRON) -> Signer:
+    return Signer(Curve.SECP256K1, fmt, True, PUBLIC, derive_address(Curve.SECP256K1, fmt, PUBLIC))
 
 
 def test_policy_view_of_a_transfer() -> None:
