@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from sqlalchemy.orm import Session
-
 from infra import chains
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.chains.base import Signer
 from infra.messaging import queues
 from infra.wallets import store
 from infra.wallets.custody import custody_of
@@ -34,23 +31,18 @@ class Params(WireModel):
     type: TransactionType
 
 
-def _prepare(
-    params: Params, session: Session, organization_id: str
-) -> tuple[store.SigningTarget, chains.ChainTransaction]:
-    tx = chains.decode(params.type, params.unsigned_transaction)
-    target = store.resolve_sign_with(session, organization_id, params.sign_with)
-    tx.accept(Signer.of(target))
-    return target, tx
-
-
 def check(params: Params, ctx: CheckContext) -> None:
-    _prepare(params, ctx.session, ctx.organization_id)
+    tx = chains.decode(params.type, params.unsigned_transaction)
+    tx.accept(store.signer(ctx.session, ctx.organization_id, params.sign_with))
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    target, tx = _prepare(params, ctx.session, ctx.organization_id)
+    tx = chains.decode(params.type, params.unsigned_transaction)
+    target = store.resolve_sign_with(ctx.session, ctx.organization_id, params.sign_with)
+    signer = store.Signer.of(target)
+    tx.accept(signer)
     key_secret = store.signing_secret(custody_of(ctx.services), target)
-    return {"signedTransaction": tx.sign(key_secret, Signer.of(target))}
+    return {"signedTransaction": tx.sign(key_secret, signer)}
 
 
 SPEC = ActivitySpec(

@@ -10,12 +10,14 @@ runs in an executor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from infra.crypto.addresses import AddressFormat, Curve, compressed_public_key
+from infra.crypto.addresses import AddressFormat, Curve
 from infra.errors import InvalidRequest
-from infra.wallets.store import SigningTarget
+from infra.wallets.store import Signer
+
+__all__ = ["FIELD", "SIGN_WITH", "ChainTransaction", "InvalidTransaction", "Signer",
+           "decode_hex", "require_curve", "require_formats"]
 
 FIELD = "parameters.unsignedTransaction"
 SIGN_WITH = "parameters.signWith"
@@ -26,35 +28,6 @@ class InvalidTransaction(InvalidRequest):
 
     code = "invalid_transaction"
     turnkey_code = "INVALID_TRANSACTION"
-
-
-@dataclass(frozen=True)
-class Signer:
-    """What a chain needs to know of ``signWith``: public facts that never change.
-
-    Attributes:
-        curve: the key's curve.
-        address_format: the account's format, or the format of the private-key address
-            ``signWith`` named (``None`` for a private key named by id).
-        is_account: a wallet account (else a private key).
-        public_key: compressed secp256k1 (33 bytes) or ed25519 (32 bytes) public key.
-        address: the account's address ("" for a private key).
-    """
-
-    curve: Curve
-    address_format: AddressFormat | None
-    is_account: bool
-    public_key: bytes
-    address: str = ""
-
-    @classmethod
-    def of(cls, target: SigningTarget) -> Signer:
-        """The signer of a resolved ``signWith`` (read from its row, no key material)."""
-        row = target.account if target.account is not None else target.private_key
-        assert row is not None
-        return cls(target.curve, target.address_format, target.account is not None,
-                   compressed_public_key(target.curve, bytes.fromhex(row.public_key)),
-                   target.account.address if target.account is not None else "")
 
 
 class ChainTransaction(Protocol):

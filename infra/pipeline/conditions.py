@@ -22,7 +22,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra import chains
-from infra.chains.base import Signer
 from infra.contract_calls import decode_contract_call
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
 from infra.db.models.wallets import PrivateKey, Wallet
@@ -34,7 +33,7 @@ from infra.policy.variables import (
     wallet_account_variable,
     wallet_variable,
 )
-from infra.wallets.store import SigningTarget, resolve_sign_with
+from infra.wallets.store import Signer, SigningTarget, resolve_sign_with
 
 EIP712 = "PAYLOAD_ENCODING_EIP712"
 
@@ -92,11 +91,7 @@ def _transaction(
         tx = chains.decode(str(params.get("type", "")), str(params.get("unsignedTransaction", "")))
     except WalletError:
         return {}
-    try:
-        signer = None if target is None else Signer.of(target)
-    except (WalletError, ValueError):  # a row without a usable public key: no signer facts
-        signer = None
-    found = tx.policy_variables(signer)
+    found = tx.policy_variables(None if target is None else Signer.of(target))
     eth_tx = found.get("eth", {}).get("tx")
     if eth_tx is not None:
         eth_tx["from"] = sender.lower()
