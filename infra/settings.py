@@ -50,6 +50,10 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        rate_limit_url: Where rate-limit state lives (``WALLETD_RATE_LIMIT_URL``):
+            ``redis://…`` (shared by every ingress process) or ``memory://`` (one process).
+            Empty: the broker's Redis when the broker is Redis, else ``memory://``; see
+            :attr:`effective_rate_limit_url`.
     """
 
     data_dir: Path = Path("./data")
@@ -69,6 +73,7 @@ class Settings:
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
     log_level: str = "INFO"
+    rate_limit_url: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -98,6 +103,7 @@ class Settings:
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+            rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -119,6 +125,19 @@ class Settings:
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'walletd.sqlite3').resolve()}"
+
+    @property
+    def effective_rate_limit_url(self) -> str:
+        """Where rate-limit state lives: the setting, else the broker's Redis, else memory.
+
+        With RabbitMQ and several ingress processes, set ``WALLETD_RATE_LIMIT_URL`` to a
+        Redis: in memory, each process counts only its own requests.
+        """
+        if self.rate_limit_url:
+            return self.rate_limit_url
+        if self.broker_url.startswith(("redis://", "rediss://")):
+            return self.broker_url
+        return "memory://"
 
     @property
     def effective_base_url(self) -> str:
