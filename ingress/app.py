@@ -17,6 +17,7 @@ from ingress.resources import webhooks
 from ingress.resources.api import QueryResource, SubmitResource
 from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
+from ingress.resources.openapi import OpenApiResource
 
 ROUTES: list[Callable[[falcon.App, Services], None]] = []
 
@@ -32,6 +33,7 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/health", HealthResource())
     app.add_route("/ready", ReadyResource(services))
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
+    app.add_route("/public/v1/openapi.json", OpenApiResource())
     webhooks.add(app, services)
     for add in ROUTES:
         add(app, services)
