@@ -20,7 +20,8 @@ SWAGGER_FILE = "public_api.swagger.json"
 def swagger() -> dict[str, Any]:
     """The whole swagger document (parsed once per process; treat it as read-only)."""
     text = resources.files(__name__).joinpath(SWAGGER_FILE).read_text(encoding="utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 @cache
