@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TESTSTAMP := $(VENV)/.installed-test
 TURNKEY_HTTP := turnkey-http==0.2.2
 
-.PHONY: install install-test run test lint services bench clean
+.PHONY: install install-test run test lint services bench fuzz clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,13 @@ test: install-test services lint
 
 bench: install-test services
 	$(PY) bench/pipeline.py
+
+# Long schema fuzzing of every served operation (docs/CONFORMANCE.md); `make test` runs a
+# bounded pass of the same test.
+FUZZ_EXAMPLES ?= 300
+fuzz: install-test
+	WALLETD_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest tests/fuzz -q -p no:cacheprovider \
+		-o timeout=0 --maxfail=1000
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache
