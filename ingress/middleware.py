@@ -38,10 +38,14 @@ class Cors:
             resp.set_header("Access-Control-Max-Age", "600")
 
 
+#: Routes whose body the rate limiter reads (and keeps for ``read_body``) for its organization.
+BODY_PATHS = ("/public/v1/submit/", "/public/v1/query/")
+
+
 class RateLimit:
     """Request-rate limits as Turnkey applies them (PROTOCOL.md §10), before any work.
 
-    Every ``/public/`` request counts against its client address; a POST naming an
+    Every ``/public/`` request counts against its client address; a submit or query naming an
     ``organizationId`` that exists also counts against its organization (the top of its
     chain: an organization shares one budget with its sub-organizations) and, for a
     sub-organization, against the sub-organization itself. Limits are requests per second
@@ -80,7 +84,8 @@ class RateLimit:
             if not self._hit(req, resp, counted, "address:" + address, self.address_limit,
                              "client address"):
                 return
-        if req.method == "POST" and (self.organization_limit or self.sub_organization_limit):
+        if (req.method == "POST" and req.path.startswith(BODY_PATHS)
+                and (self.organization_limit or self.sub_organization_limit)):
             chain = self._chain(req)
             if chain and self.organization_limit and not self._hit(
                     req, resp, counted, "organization:" + chain[-1], self.organization_limit,
