@@ -50,7 +50,8 @@ class WireModel(BaseModel):
             if info.field_name not in cls.NULLABLE:
                 raise ValueError("null is not a value here: send a value or leave the field out")
             return value
-        kind = _strict_type(cls.model_fields[info.field_name].annotation)
+        annotation: Any = cls.model_fields[info.field_name].annotation
+        kind = _strict_type(annotation)
         if kind is bool and not isinstance(value, bool):
             raise ValueError("send true or false")
         if kind is int and (isinstance(value, bool) or not isinstance(value, int)):

@@ -104,3 +104,11 @@ def test_parameters_are_required(deployment: Deployment) -> None:
         response = deployment.post("/public/v1/submit/delete_sub_organization", body,
                                    stamp_headers(deployment, deployment.root, body))
         _refused(response, "parameters")
+
+
+@pytest.mark.parametrize("value", [0, 1, "true"])
+def test_booleans_are_json_booleans(deployment: Deployment, value: object) -> None:
+    # Found by the schema fuzzer: pydantic read 0 as false and answered 200.
+    response = _api(deployment).query("list_wallet_accounts", {
+        "walletId": "00000000-0000-0000-0000-000000000000", "includeWalletDetails": value})
+    _refused(response, "includeWalletDetails")
