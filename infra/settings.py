@@ -27,6 +27,16 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from ex
 
 
+def _float(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as ex:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from ex
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about a walletd process.
@@ -50,6 +60,21 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        rate_limit_url: Where rate-limit state lives (``WALLETD_RATE_LIMIT_URL``):
+            ``redis://…`` (shared by every ingress process) or ``memory://`` (one process).
+            Empty: the broker's Redis when the broker is Redis, else ``memory://``; see
+            :attr:`effective_rate_limit_url`.
+        rate_limit_address_rps / rate_limit_organization_rps / rate_limit_sub_organization_rps:
+            Requests per second allowed per client address, per organization (with all of
+            its sub-organizations) and per sub-organization (``WALLETD_RATE_LIMIT_*_RPS``;
+            0 turns a limit off; fractions allowed). Defaults sit far above what the test suite and the
+            benchmarks send, and each organization limit above the address limit so one
+            address cannot use up an organization's budget.
+        rate_limit_burst_s: The window the limits are counted over: up to ``rps * burst_s``
+            requests may arrive at once (``WALLETD_RATE_LIMIT_BURST_S``).
+        rate_limit_forwarded_hops: Proxies in front of the ingress that append to
+            ``X-Forwarded-For`` (``WALLETD_RATE_LIMIT_FORWARDED_HOPS``); 0 uses the socket's
+            peer address. Only trust as many hops as you run: clients can forge the rest.
     """
 
     data_dir: Path = Path("./data")
@@ -69,6 +94,12 @@ class Settings:
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
     log_level: str = "INFO"
+    rate_limit_url: str = ""
+    rate_limit_address_rps: float = 1000
+    rate_limit_organization_rps: float = 2000
+    rate_limit_sub_organization_rps: float = 200
+    rate_limit_burst_s: int = 10
+    rate_limit_forwarded_hops: int = 0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -98,6 +129,13 @@ class Settings:
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+            rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
+            rate_limit_address_rps=_float(e, "WALLETD_RATE_LIMIT_ADDRESS_RPS", 1000),
+            rate_limit_organization_rps=_float(e, "WALLETD_RATE_LIMIT_ORGANIZATION_RPS", 2000),
+            rate_limit_sub_organization_rps=_float(e, "WALLETD_RATE_LIMIT_SUB_ORGANIZATION_RPS",
+                                                   200),
+            rate_limit_burst_s=_int(e, "WALLETD_RATE_LIMIT_BURST_S", 10),
+            rate_limit_forwarded_hops=_int(e, "WALLETD_RATE_LIMIT_FORWARDED_HOPS", 0),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -119,6 +157,19 @@ class Settings:
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'walletd.sqlite3').resolve()}"
+
+    @property
+    def effective_rate_limit_url(self) -> str:
+        """Where rate-limit state lives: the setting, else the broker's Redis, else memory.
+
+        With RabbitMQ and several ingress processes, set ``WALLETD_RATE_LIMIT_URL`` to a
+        Redis: in memory, each process counts only its own requests.
+        """
+        if self.rate_limit_url:
+            return self.rate_limit_url
+        if self.broker_url.startswith(("redis://", "rediss://")):
+            return self.broker_url
+        return "memory://"
 
     @property
     def effective_base_url(self) -> str:
