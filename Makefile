@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TESTSTAMP := $(VENV)/.installed-test
 TURNKEY_HTTP := turnkey-http==0.2.2
 
-.PHONY: install install-test run test lint services bench clean
+.PHONY: install install-test run test lint services bench chaos clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ test: install-test services lint
 
 bench: install-test services
 	$(PY) bench/pipeline.py
+
+# 10,000 mixed activities under SIGKILLs and restarts of a private PostgreSQL and RabbitMQ
+# (needs root: PostgreSQL runs as the postgres user). See docs/CHAOS.md.
+chaos: install-test
+	$(PY) bench/chaos.py --activities 10000
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache
