@@ -318,8 +318,8 @@ class Chaos:
     """One run over a deployment on private servers."""
 
     def __init__(self, cfg: Config, dep: Deployment, pg: PrivatePostgres, mq: PrivateRabbit,
-                 database_url: str) -> None:
-        self.cfg, self.dep, self.pg, self.mq = cfg, dep, pg, mq
+                 database_url: str, log: Callable[[str], None]) -> None:
+        self.cfg, self.dep, self.pg, self.mq, self.log = cfg, dep, pg, mq, log
         self.database_url = database_url
         self.rng = random.Random(cfg.seed)
         self.started = time.monotonic()
@@ -440,6 +440,9 @@ class Chaos:
                 self._job(index, jobs[index])
                 with self._lock:
                     self.done += 1
+                    if self.done % max(len(jobs) // 10, 1) == 0:
+                        self.log(f"{self.done}/{len(jobs)} activities answered after "
+                                 f"{time.monotonic() - self.started:.0f} s")
 
         threads = [threading.Thread(target=worker, daemon=True) for _ in range(self.cfg.concurrency)]
         for t in threads:
@@ -505,6 +508,8 @@ class Chaos:
             while self.done < fault.at_fraction * total and not self.load_over.is_set():
                 time.sleep(0.05)
             self._inject(fault)
+            self.log(f"{fault.name} at {_num(fault.injected_at)} s: recovered after "
+                     f"{_num(fault.recovered_after_s)} s")
 
     # -- settling and counting ---------------------------------------------------------------
     def _settle(self) -> None:
@@ -718,7 +723,7 @@ def run_chaos(cfg: Config, log: Callable[[str], None] = print) -> Report:
                 f"logs in {workdir}")
             dep = Deployment.production(workdir, database_url, mq.url)
             try:
-                return Chaos(cfg, dep, pg, mq, database_url).run()
+                return Chaos(cfg, dep, pg, mq, database_url, log).run()
             finally:
                 dep.stop()
     finally:
@@ -730,8 +735,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--activities", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--worker-kills", type=int, default=8)
-    parser.add_argument("--ingress-kills", type=int, default=4)
+    parser.add_argument("--worker-kills", type=int,
+                        help="worker processes to SIGKILL (default: one per 500 activities, >= 4)")
+    parser.add_argument("--ingress-kills", type=int,
+                        help="gunicorn workers to SIGKILL (default: one per 1000 activities, >= 2)")
     parser.add_argument("--restart-delay", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="keep the deployment's logs in this directory")
@@ -739,7 +746,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     cfg = Config(activities=args.activities, concurrency=args.concurrency,
-                 worker_kills=args.worker_kills, ingress_kills=args.ingress_kills,
+                 worker_kills=args.worker_kills or max(4, args.activities // 500),
+                 ingress_kills=args.ingress_kills or max(2, args.activities // 1000),
                  restart_delay_s=args.restart_delay, seed=args.seed, workdir=args.keep)
     report = run_chaos(cfg)
     print(report.render())
