@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import random
@@ -710,7 +711,7 @@ def count_answers(answers: list[Answer], faults: list[Fault], counts: Counter[st
 # -- running it --------------------------------------------------------------------------
 
 
-def run_chaos(cfg: Config, log: Callable[[str], None] = print) -> Report:
+def run_chaos(cfg: Config, log: Callable[[str], None] = functools.partial(print, flush=True)) -> Report:
     """Start private servers and the production path on them, run, clean up (always)."""
     workdir = cfg.workdir or Path(tempfile.mkdtemp(prefix="walletd-chaos-"))
     dep: Deployment | None = None
@@ -749,6 +750,8 @@ def main(argv: list[str] | None = None) -> int:
                  worker_kills=args.worker_kills or max(4, args.activities // 500),
                  ingress_kills=args.ingress_kills or max(2, args.activities // 1000),
                  restart_delay_s=args.restart_delay, seed=args.seed, workdir=args.keep)
+    # SIGTERM (``timeout``, Ctrl-C's cousin) unwinds too: the private servers are stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = run_chaos(cfg)
     print(report.render())
     bad = report.violations()
