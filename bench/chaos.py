@@ -97,6 +97,8 @@ MIX = {"wallet": 2, "key": 2, "signature": 4, "suborg": 1, "gated": 1}
 #: A 503 this long after the PostgreSQL restart recovered still counts as its outage (each
 #: process's connection pool learns of the restart on its next statement).
 OUTAGE_TAIL_S = 5.0
+#: The share of the activities sent before the last fault; the rest wait for it to recover.
+HOLD_BACK = 0.9
 
 
 @dataclass
@@ -329,6 +331,7 @@ class Chaos:
         self._lock = threading.Lock()
         self.done = 0
         self.load_over = threading.Event()
+        self.faults_over = threading.Event()
         self.problems: list[str] = []
         self.actors = self._setup()
 
@@ -438,6 +441,9 @@ class Chaos:
                     index = next(position, None)
                 if index is None:
                     return
+                if index >= HOLD_BACK * len(jobs):
+                    # The last jobs wait for the last fault: every fault hits a running load.
+                    self.faults_over.wait(self.cfg.recovery_timeout_s * 20)
                 self._job(index, jobs[index])
                 with self._lock:
                     self.done += 1
@@ -505,12 +511,15 @@ class Chaos:
                 return
 
     def _faults(self, faults: list[Fault], total: int) -> None:
-        for fault in faults:
-            while self.done < fault.at_fraction * total and not self.load_over.is_set():
-                time.sleep(0.05)
-            self._inject(fault)
-            self.log(f"{fault.name} at {_num(fault.injected_at)} s: recovered after "
-                     f"{_num(fault.recovered_after_s)} s")
+        try:
+            for fault in faults:
+                while self.done < fault.at_fraction * total and not self.load_over.is_set():
+                    time.sleep(0.05)
+                self._inject(fault)
+                self.log(f"{fault.name} at {_num(fault.injected_at)} s: recovered after "
+                         f"{_num(fault.recovered_after_s)} s")
+        finally:
+            self.faults_over.set()
 
     # -- settling and counting ---------------------------------------------------------------
     def _settle(self) -> None:
