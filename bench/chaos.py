@@ -536,9 +536,7 @@ class Chaos:
             time.sleep(0.5)
 
     def run(self) -> Report:
-        weights = [(kind, w) for kind, w in MIX.items()]
-        jobs = self.rng.choices([k for k, _ in weights], [w for _, w in weights],
-                                k=self.cfg.activities)
+        jobs = self.rng.choices(list(MIX), list(MIX.values()), k=self.cfg.activities)
         faults = schedule(self.cfg, self.rng)
         injector = threading.Thread(target=self._faults, args=(faults, len(jobs)), daemon=True)
         injector.start()
@@ -546,7 +544,7 @@ class Chaos:
         injector.join(self.cfg.recovery_timeout_s * (len(faults) + 1) + 60)
         self._settle()
         counts = Counter[str]()
-        check(self, counts)
+        Checks(self, counts).all()
         for fault in faults:
             if fault.recovered_after_s is None:
                 counts["faults not recovered"] += 1
@@ -560,116 +558,136 @@ class Chaos:
 # -- the checks --------------------------------------------------------------------------
 
 
-def _rows(database_url: str) -> dict[str, Any]:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        def q(sql: str) -> list[Any]:
-            return conn.execute(sql).fetchall()
-        return {
-            "activities": q("SELECT id, organization_id, fingerprint, status, result, failure "
-                            "FROM activities"),
-            "wallets": q("SELECT w.id, w.name, (SELECT count(*) FROM wallet_accounts a "
-                         "WHERE a.wallet_id = w.id) FROM wallets w"),
-            "keys": q("SELECT id, name FROM private_keys"),
-            "orgs": q("SELECT id, name FROM organizations"),
-            "votes": q("SELECT activity_id, user_id, count(*) FROM votes "
-                       "GROUP BY activity_id, user_id"),
-        }
+class Census:
+    """What the database holds after the run, indexed the way the checks look it up."""
+
+    def __init__(self, database_url: str) -> None:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            activities = conn.execute("SELECT id, organization_id, fingerprint, status, result, "
+                                      "failure FROM activities").fetchall()
+            wallets = conn.execute("SELECT w.id, w.name, (SELECT count(*) FROM wallet_accounts a "
+                                   "WHERE a.wallet_id = w.id) FROM wallets w").fetchall()
+            keys = conn.execute("SELECT id, name FROM private_keys").fetchall()
+            orgs = conn.execute("SELECT id, name FROM organizations").fetchall()
+            votes = conn.execute("SELECT activity_id, user_id, count(*) FROM votes "
+                                 "GROUP BY activity_id, user_id").fetchall()
+        #: (organization, fingerprint) -> rows (id, organization, fingerprint, status, result, failure)
+        self.by_fingerprint: dict[tuple[str, str], list[Any]] = defaultdict(list)
+        for row in activities:
+            self.by_fingerprint[(row[1], row[2])].append(row)
+        #: effect kind -> name -> row ids
+        self.named: dict[str, dict[str, list[str]]] = {
+            "wallet": defaultdict(list), "key": defaultdict(list), "suborg": defaultdict(list)}
+        self.accounts: dict[str, int] = {}
+        for wallet_id, name, accounts in wallets:
+            self.named["wallet"][name].append(wallet_id)
+            self.accounts[wallet_id] = accounts
+        for key_id, name in keys:
+            self.named["key"][name].append(key_id)
+        for org_id, name in orgs:
+            self.named["suborg"][name].append(org_id)
+        #: activity -> user -> votes recorded
+        self.votes: dict[str, dict[str, int]] = defaultdict(dict)
+        for activity_id, user_id, n in votes:
+            self.votes[activity_id][user_id] = n
 
 
-def check(run: Chaos, counts: Counter[str]) -> None:
-    """Count lost, duplicated, stuck, failed, missing/orphan effects and bad results."""
-    rows = _rows(run.database_url)
-    by_fp: dict[tuple[str, str], list[Any]] = defaultdict(list)
-    for row in rows["activities"]:
-        by_fp[(row[1], row[2])].append(row)
-    named: dict[str, dict[str, list[str]]] = {"wallet": defaultdict(list), "key": defaultdict(list),
-                                              "suborg": defaultdict(list)}
-    for wid, name, accounts in rows["wallets"]:
-        named["wallet"][name].append(wid)
-        if accounts != 1 and name.startswith("chaos-"):
-            counts["missing effect"] += 1
-            run.problems.append(f"wallet {wid} ({name}) has {accounts} accounts, wanted 1")
-    for kid, name in rows["keys"]:
-        named["key"][name].append(kid)
-    for oid, name in rows["orgs"]:
-        named["suborg"][name].append(oid)
-    votes: dict[str, dict[str, int]] = defaultdict(dict)
-    for activity_id, user_id, n in rows["votes"]:
-        votes[activity_id][user_id] = n
-    approvals = {s.tag: s for s in run.submissions if s.kind == "approval"}
-    gated = {s.tag: s for s in run.submissions if s.kind == "gated"}
-    completed_tags: set[tuple[str, str]] = set()
+#: The effect rows each kind of body creates, by name.
+EFFECT_OF = {"wallet": "wallet", "key": "key", "gated": "key", "suborg": "suborg"}
 
-    def problem(name: str, sub: Submission, what: str) -> None:
-        counts[name] += 1
-        run.problems.append(f"{name}: {sub.kind} {sub.tag} activity {sub.activity_id}: {what}")
 
-    for sub in run.submissions:
-        if sub.tag == "setup":
-            continue
-        counts[f"bodies: {sub.kind}"] += 1
-        found = by_fp.get((sub.organization_id, sub.fingerprint), [])
+class Checks:
+    """Counts, per submitted body, what the database says became of it."""
+
+    def __init__(self, run: Chaos, counts: Counter[str]) -> None:
+        self.run, self.counts = run, counts
+        self.census = Census(run.database_url)
+        self.gated = {s.tag: s for s in run.submissions if s.kind == "gated"}
+        self.approved = {s.tag for s in run.submissions if s.kind == "approval" and s.activity_id}
+
+    def problem(self, name: str, sub: Submission, what: str) -> None:
+        self.counts[name] += 1
+        self.run.problems.append(f"{name}: {sub.kind} {sub.tag} activity {sub.activity_id}: {what}")
+
+    def all(self) -> None:
+        for name in ("lost", "duplicated", "stuck", "failed", "refused", "missing effect",
+                     "orphan effect", "bad result", "unacknowledged"):
+            self.counts[name] = 0
+        for sub in self.run.submissions:
+            if sub.tag != "setup":
+                self.counts[f"bodies: {sub.kind}"] += 1
+                self.body(sub)
+        self.unclaimed_effects()
+
+    def body(self, sub: Submission) -> None:
+        found = self.census.by_fingerprint.get((sub.organization_id, sub.fingerprint), [])
         if len(found) > 1:
-            problem("duplicated", sub, f"{len(found)} activities with fingerprint {sub.fingerprint}")
+            self.problem("duplicated", sub, f"{len(found)} activities with fingerprint "
+                                            f"{sub.fingerprint}")
         if sub.activity_id is None:
             if sub.status is not None:
-                problem("refused", sub, sub.status)
+                self.problem("refused", sub, sub.status)
             else:
-                problem("unacknowledged", sub, f"stored: {bool(found)}")
-            continue
+                self.problem("unacknowledged", sub, f"stored: {bool(found)}")
+            return
         # An approval settled within the request's wait answers with the activity it
         # approved; one still in flight answers with itself.
         answers = {r[0] for r in found[:1]}
         if sub.kind == "approval" and found:
-            answers.add(gated[sub.tag].activity_id or "")
+            answers.add(self.gated[sub.tag].activity_id or "")
         if sub.activity_id not in answers:
-            problem("lost", sub, f"answered with {sub.activity_id}, database has "
-                                 f"{[r[0] for r in found]}")
-            continue
+            self.problem("lost", sub, f"answered with {sub.activity_id}, database has "
+                                      f"{[r[0] for r in found]}")
+            return
         _, _, _, status, result, failure = found[0]
-        counts[f"status: {status}"] += 1
-        awaiting_bob = sub.kind == "gated" and sub.tag not in approvals
+        self.counts[f"status: {status}"] += 1
+        awaiting_bob = sub.kind == "gated" and sub.tag not in self.approved
         if status not in TERMINAL and not (status == CONSENSUS_NEEDED and awaiting_bob):
-            problem("stuck", sub, f"still {status}")
+            self.problem("stuck", sub, f"still {status}")
         if status in TERMINAL - {COMPLETED}:
-            problem("failed", sub, f"{status}: {failure}")
-        body: dict[str, Any] = (next(iter((result or {}).values()), {}) if status == COMPLETED
-                                else {})
-        if status == COMPLETED:
-            completed_tags.add((sub.kind, sub.tag))
-        if sub.kind in ("wallet", "key", "gated", "suborg"):
-            kind = "key" if sub.kind == "gated" else sub.kind
-            ids = named[kind].get(sub.tag, [])
-            if len(ids) > 1:
-                problem("duplicated", sub, f"{len(ids)} {kind} rows named {sub.tag}: {ids}")
-            if status == COMPLETED:
-                wanted = _result_id(sub.kind, body)
-                if not ids or wanted not in ids:
-                    problem("missing effect", sub, f"result {wanted}, rows {ids}")
-            elif ids:
-                problem("orphan effect", sub, f"{status} but rows {ids}")
+            self.problem("failed", sub, f"{status}: {failure}")
+        body: dict[str, Any] = next(iter((result or {}).values()), {})
+        if sub.kind in EFFECT_OF:
+            self.effect(sub, status, body)
         if sub.kind == "gated" and status == COMPLETED:
-            voters = votes.get(sub.activity_id or "", {})
+            voters = self.census.votes.get(sub.activity_id, {})
             if len(voters) != 2 or any(n != 1 for n in voters.values()):
-                problem("duplicated" if any(n > 1 for n in voters.values()) else "missing effect",
-                        sub, f"votes by user {voters}")
+                name = "duplicated" if any(n > 1 for n in voters.values()) else "missing effect"
+                self.problem(name, sub, f"votes by user {voters}")
         if (sub.kind in ("signature", "canary") and status == COMPLETED
-                and not _signed_by(sub, body, run.actors.address)):
-                problem("bad result", sub, f"signature {body} does not recover to "
-                                           f"{run.actors.address}")
-    acknowledged = {s.tag for s in run.submissions if s.activity_id}
-    for kind, by_name in named.items():
-        for name, ids in by_name.items():
-            tag_kinds = ("key", "gated") if kind == "key" else (kind,)
-            if (name.startswith("chaos-")
-                    and not any((k, name) in completed_tags for k in tag_kinds)
-                    and name not in acknowledged):
-                counts["orphan effect"] += 1
-                run.problems.append(f"orphan effect: {kind} {ids} named {name} without an "
-                                    f"acknowledged activity")
-    for name in ("lost", "duplicated", "stuck", "failed", "refused", "missing effect",
-                 "orphan effect", "bad result", "unacknowledged"):
-        counts.setdefault(name, 0)
+                and not _signed_by(sub, body, self.run.actors.address)):
+            self.problem("bad result", sub, f"signature {body} does not recover to "
+                                            f"{self.run.actors.address}")
+
+    def effect(self, sub: Submission, status: str, body: dict[str, Any]) -> None:
+        """Exactly one row named after the body when COMPLETED, none otherwise."""
+        kind = EFFECT_OF[sub.kind]
+        ids = self.census.named[kind].get(sub.tag, [])
+        if len(ids) > 1:
+            self.problem("duplicated", sub, f"{len(ids)} {kind} rows named {sub.tag}: {ids}")
+        if status != COMPLETED:
+            if ids:
+                self.problem("orphan effect", sub, f"{status} but rows {ids}")
+            return
+        wanted = _result_id(sub.kind, body)
+        if wanted not in ids:
+            self.problem("missing effect", sub, f"result {wanted}, rows {ids}")
+        elif kind == "wallet" and self.census.accounts[wanted] != 1:
+            self.problem("missing effect", sub, f"wallet {wanted} has "
+                                                f"{self.census.accounts[wanted]} accounts, wanted 1")
+
+    def unclaimed_effects(self) -> None:
+        """Rows named like a body of this run that no answered body accounts for: a body
+        refused with a 4xx, or never sent. (A body that got no answer at all is counted as
+        unacknowledged; its effect may well exist.)"""
+        accounted = {s.tag for s in self.run.submissions
+                     if s.activity_id is not None or s.status is None}
+        for kind, by_name in self.census.named.items():
+            for name, ids in by_name.items():
+                if name.startswith("chaos-") and name not in accounted:
+                    self.counts["orphan effect"] += 1
+                    self.run.problems.append(f"orphan effect: {kind} {ids} named {name} "
+                                             f"without an answered activity")
 
 
 def _result_id(kind: str, body: dict[str, Any]) -> str | None:
