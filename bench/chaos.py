@@ -68,6 +68,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,9 @@ MIX = {"wallet": 2, "key": 2, "signature": 4, "suborg": 1, "gated": 1}
 #: A 503 this long after the PostgreSQL restart recovered still counts as its outage (each
 #: process's connection pool learns of the restart on its next statement).
 OUTAGE_TAIL_S = 5.0
+#: Activities per tenant organization: about 60 wallets and 90 private keys each, well under
+#: the per-organization limits (100 wallets, 1000 private keys).
+ACTIVITIES_PER_TENANT = 300
 #: The share of the activities sent before the last fault; the rest wait for it to recover.
 HOLD_BACK = 0.9
 
@@ -116,6 +120,7 @@ class Config:
     settle_timeout_s: float = 120.0
     seed: int = 1
     workdir: Path | None = None
+    activities_per_tenant: int = ACTIVITIES_PER_TENANT
 
 
 # -- what was sent and answered ----------------------------------------------------------
@@ -131,6 +136,7 @@ class Submission:
     body: bytes
     organization_id: str
     fingerprint: str
+    signer: str = ""
     activity_id: str | None = None
     status: str | None = None
     attempts: int = 0
@@ -265,8 +271,9 @@ def gunicorn_workers(master: int) -> list[int]:
 
 
 @dataclass
-class Actors:
-    """Who submits: the root user, and the two users of the two-approval policy."""
+class Tenant:
+    """An organization the load is spread over, and who submits in it: its root user, and
+    Alice and Bob, the two users of its two-approval policy; ``address`` signs."""
 
     organization_id: str
     root: TestKey
@@ -307,9 +314,12 @@ class Report:
                          f"{_num(f.recovered_after_s):>12}")
         lines.append("  counts:")
         lines += [f"    {name:<28} {value}" for name, value in self.counts.items()]
-        if self.problems:
-            lines.append(f"  problems ({len(self.problems)}, first 40):")
-            lines += [f"    {p}" for p in self.problems[:40]]
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for problem in self.problems:
+            by_kind[problem.split(":", 1)[0]].append(problem)
+        for kind, problems in by_kind.items():
+            lines.append(f"  {kind}: {len(problems)} (first 10)")
+            lines += [f"    {p}" for p in problems[:10]]
         return "\n".join(lines)
 
 
@@ -333,12 +343,13 @@ class Chaos:
         self.load_over = threading.Event()
         self.faults_over = threading.Event()
         self.problems: list[str] = []
-        self.actors = self._setup()
+        self.tenants = self._setup()
 
     # -- setup (before any fault) ----------------------------------------------------------
-    def _ok(self, key: TestKey, kind: str, path: str, type_: str, params: dict[str, Any],
+    def _ok(self, key: TestKey, path: str, type_: str, params: dict[str, Any],
             organization_id: str | None = None) -> dict[str, Any]:
-        sub = self._submission(kind, "setup", path, type_, params,
+        """Submit a setup activity and wait for its result (it must complete)."""
+        sub = self._submission("setup", "setup", path, type_, params,
                                organization_id or self.dep.root.organization_id)
         self.client.submit(sub, key)
         deadline = time.monotonic() + self.cfg.settle_timeout_s
@@ -352,32 +363,54 @@ class Chaos:
             time.sleep(0.2)
         raise RuntimeError(f"setup {type_} did not complete: {sub.status}")
 
-    def _setup(self) -> Actors:
+    def _setup(self) -> list[Tenant]:
+        """The root organization and enough sub-organizations that no tenant reaches a
+        resource limit (100 wallets, 1000 private keys per organization)."""
         root = load_p256_key(self.dep.root.private_key)
+        count = max(1, -(-self.cfg.activities // self.cfg.activities_per_tenant))
+
+        def tenant(index: int) -> Tenant:
+            if index == 0:
+                return self._tenant(self.dep.root.organization_id, root)
+            key = make_key()
+            created = self._ok(root, "create_sub_organization",
+                               "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", {
+                                   "subOrganizationName": f"chaos tenant {index}",
+                                   "rootUsers": [root_user_params(f"tenant {index} root", key)],
+                                   "rootQuorumThreshold": 1})
+            return self._tenant(created["subOrganizationId"], key)
+
+        with ThreadPoolExecutor(self.cfg.concurrency) as pool:
+            return list(pool.map(tenant, range(count)))
+
+    def _tenant(self, organization_id: str, root: TestKey) -> Tenant:
         alice, bob = make_key(), make_key()
-        users = self._ok(root, "setup", "create_users", "ACTIVITY_TYPE_CREATE_USERS_V3", {"users": [
+        users = self._ok(root, "create_users", "ACTIVITY_TYPE_CREATE_USERS_V3", {"users": [
             {"userName": name, "apiKeys": [key.api_key_params(f"{name} key")], "authenticators": [],
-             "oauthProviders": [], "userTags": []} for name, key in (("alice", alice), ("bob", bob))]})
+             "oauthProviders": [], "userTags": []} for name, key in (("alice", alice), ("bob", bob))]},
+            organization_id)
         approvers = ", ".join(f"'{u}'" for u in users["userIds"])
-        self._ok(root, "setup", "create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
+        self._ok(root, "create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
             "policyName": "chaos: new keys need two approvals", "effect": "EFFECT_ALLOW", "notes": "",
             "condition": "activity.type == 'ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2'",
-            "consensus": f"approvers.filter(u, u.id in [{approvers}]).count() >= 2"})
-        wallet = self._ok(root, "setup", "create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
-                          {"walletName": "chaos signer", "accounts": [ETH_ACCOUNT]})
-        return Actors(self.dep.root.organization_id, root, alice, bob, wallet["addresses"][0])
+            "consensus": f"approvers.filter(u, u.id in [{approvers}]).count() >= 2"},
+            organization_id)
+        wallet = self._ok(root, "create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
+                          {"walletName": "chaos signer", "accounts": [ETH_ACCOUNT]}, organization_id)
+        return Tenant(organization_id, root, alice, bob, wallet["addresses"][0])
 
     def _submission(self, kind: str, tag: str, path: str, type_: str, params: dict[str, Any],
-                    organization_id: str) -> Submission:
+                    organization_id: str, signer: str = "") -> Submission:
         body = envelope(type_, organization_id, params)
-        sub = Submission(kind, tag, path, body, organization_id, fingerprint(body))
+        sub = Submission(kind, tag, path, body, organization_id, fingerprint(body), signer)
         with self._lock:
             self.submissions.append(sub)
         return sub
 
     # -- the load --------------------------------------------------------------------------
     def _job(self, index: int, kind: str) -> None:
-        a, org = self.actors, self.actors.organization_id
+        a = self.tenants[index % len(self.tenants)]
+        org = a.organization_id
         tag = f"chaos-{kind}-{index}"
         if kind == "wallet":
             sub = self._submission(kind, tag, "create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
@@ -391,28 +424,30 @@ class Chaos:
                                         "privateKeyTags": []}]}, org)
             self.client.submit(sub, a.root if kind == "key" else a.alice)
             if kind == "gated":
-                self._approve(sub)
+                self._approve(a, sub)
         elif kind == "signature":
-            self._sign(kind, tag)
+            self._sign(a, kind, tag)
         elif kind == "suborg":
+            # Sub-organizations cannot have their own: always in the root organization.
+            top = self.tenants[0]
             sub = self._submission(kind, tag, "create_sub_organization",
                                    "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", {
                                        "subOrganizationName": tag,
                                        "rootUsers": [root_user_params(f"{tag} root")],
-                                       "rootQuorumThreshold": 1}, org)
-            self.client.submit(sub, a.root)
+                                       "rootQuorumThreshold": 1}, top.organization_id)
+            self.client.submit(sub, top.root)
         else:
             raise ValueError(kind)
 
-    def _sign(self, kind: str, tag: str) -> Submission:
+    def _sign(self, tenant: Tenant, kind: str, tag: str) -> Submission:
         sub = self._submission(kind, tag, "sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
-            "signWith": self.actors.address, "payload": keccak(tag.encode()).hex(),
+            "signWith": tenant.address, "payload": keccak(tag.encode()).hex(),
             "encoding": "PAYLOAD_ENCODING_HEXADECIMAL", "hashFunction": "HASH_FUNCTION_NO_OP"},
-            self.actors.organization_id)
-        self.client.submit(sub, self.actors.root)
+            tenant.organization_id, signer=tenant.address)
+        self.client.submit(sub, tenant.root)
         return sub
 
-    def _approve(self, gated: Submission) -> None:
+    def _approve(self, tenant: Tenant, gated: Submission) -> None:
         """Wait until ``gated`` awaits consensus, then Bob approves it."""
         if gated.activity_id is None:
             return
@@ -422,14 +457,14 @@ class Chaos:
             if status in TERMINAL:
                 return  # the checks report it (it should never run without Bob)
             time.sleep(0.25)
-            seen = self.client.activity(gated.organization_id, gated.activity_id, self.actors.alice)
+            seen = self.client.activity(gated.organization_id, gated.activity_id, tenant.alice)
             status = seen["status"] if seen else status
         if status != CONSENSUS_NEEDED:
             return  # stuck before consensus: counted by the checks
         approval = self._submission("approval", gated.tag, "approve_activity",
                                     "ACTIVITY_TYPE_APPROVE_ACTIVITY",
                                     {"fingerprint": gated.fingerprint}, gated.organization_id)
-        self.client.submit(approval, self.actors.bob)
+        self.client.submit(approval, tenant.bob)
 
     def _load(self, jobs: list[str]) -> None:
         position = iter(range(len(jobs)))
@@ -497,14 +532,15 @@ class Chaos:
         attempt = 0
         while time.monotonic() < deadline:
             attempt += 1
-            canary = self._sign("canary", f"chaos-canary-{fault.at_fraction:.3f}-{attempt}")
+            canary = self._sign(self.tenants[0], "canary",
+                                f"chaos-canary-{fault.at_fraction:.3f}-{attempt}")
             fault.canary = canary.activity_id
             status, until = canary.status, time.monotonic() + 15
             while (canary.activity_id and status not in TERMINAL
                    and time.monotonic() < min(until, deadline)):
                 time.sleep(0.1)
                 seen = self.client.activity(canary.organization_id, canary.activity_id,
-                                            self.actors.root)
+                                            self.tenants[0].root)
                 status = seen["status"] if seen else status
             if status == COMPLETED:
                 fault.recovered_after_s = time.monotonic() - t0
@@ -548,7 +584,7 @@ class Chaos:
         for fault in faults:
             if fault.recovered_after_s is None:
                 counts["faults not recovered"] += 1
-                self.problems.append(f"{fault.name}: no canary completed within "
+                self.problems.append(f"faults not recovered: {fault.name}: no canary completed in "
                                      f"{self.cfg.recovery_timeout_s:.0f} s")
         count_answers(self.client.answers, faults, counts, self.problems)
         return Report(self.cfg, time.monotonic() - self.started, self.submissions, faults,
@@ -655,9 +691,8 @@ class Checks:
                 name = "duplicated" if any(n > 1 for n in voters.values()) else "missing effect"
                 self.problem(name, sub, f"votes by user {voters}")
         if (sub.kind in ("signature", "canary") and status == COMPLETED
-                and not _signed_by(sub, body, self.run.actors.address)):
-            self.problem("bad result", sub, f"signature {body} does not recover to "
-                                            f"{self.run.actors.address}")
+                and not _signed_by(sub, body)):
+            self.problem("bad result", sub, f"signature {body} does not recover to {sub.signer}")
 
     def effect(self, sub: Submission, status: str, body: dict[str, Any]) -> None:
         """Exactly one row named after the body when COMPLETED, none otherwise."""
@@ -699,7 +734,8 @@ def _result_id(kind: str, body: dict[str, Any]) -> str | None:
     return keys[0].get("privateKeyId")
 
 
-def _signed_by(sub: Submission, body: dict[str, Any], address: str) -> bool:
+def _signed_by(sub: Submission, body: dict[str, Any]) -> bool:
+    """The signature in ``body`` recovers to the address ``sub`` asked to sign with."""
     try:
         digest = bytes.fromhex(json.loads(sub.body)["parameters"]["payload"].removeprefix("0x"))
         v = int(body["v"], 16)
@@ -708,7 +744,7 @@ def _signed_by(sub: Submission, body: dict[str, Any], address: str) -> bool:
         recovered = signature.recover_public_key_from_msg_hash(digest).to_checksum_address()
     except (KeyError, ValueError, TypeError, BadSignature):
         return False
-    return bool(recovered.lower() == address.lower())
+    return bool(recovered.lower() == sub.signer.lower())
 
 
 def count_answers(answers: list[Answer], faults: list[Fault], counts: Counter[str],
@@ -769,6 +805,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="gunicorn workers to SIGKILL (default: one per 1000 activities, >= 2)")
     parser.add_argument("--restart-delay", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--per-tenant", type=int, default=ACTIVITIES_PER_TENANT,
+                        help="activities per tenant organization (the load is spread over "
+                             "sub-organizations so that none reaches a resource limit)")
     parser.add_argument("--keep", type=Path, help="keep the deployment's logs in this directory")
     args = parser.parse_args(argv)
     if args.keep:
@@ -776,7 +815,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = Config(activities=args.activities, concurrency=args.concurrency,
                  worker_kills=args.worker_kills or max(4, args.activities // 500),
                  ingress_kills=args.ingress_kills or max(2, args.activities // 1000),
-                 restart_delay_s=args.restart_delay, seed=args.seed, workdir=args.keep)
+                 restart_delay_s=args.restart_delay, seed=args.seed, workdir=args.keep,
+                 activities_per_tenant=args.per_tenant)
     # SIGTERM (``timeout``, Ctrl-C's cousin) unwinds too: the private servers are stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = run_chaos(cfg)
