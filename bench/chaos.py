@@ -116,7 +116,7 @@ class Config:
     restart_delay_s: float = 1.0
     outage_s: float = 2.0
     request_deadline_s: float = 120.0
-    recovery_timeout_s: float = 120.0
+    recovery_timeout_s: float = 180.0
     settle_timeout_s: float = 120.0
     seed: int = 1
     workdir: Path | None = None
