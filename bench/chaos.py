@@ -139,7 +139,6 @@ class Submission:
     signer: str = ""
     activity_id: str | None = None
     status: str | None = None
-    attempts: int = 0
 
 
 @dataclass
@@ -201,7 +200,6 @@ class Client:
         return None
 
     def submit(self, sub: Submission, key: TestKey) -> None:
-        sub.attempts += 1
         response = self.post(f"/public/v1/submit/{sub.path}", sub.body, key)
         if response is not None and response.status_code == 200:
             activity = response.json()["activity"]
