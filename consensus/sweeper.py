@@ -19,6 +19,7 @@ from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.messaging import contracts
+from infra.observability import metrics
 from infra.pipeline import lifecycle
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ def sweep_once(services: Services, grace: timedelta) -> int:
             Activity.status == lifecycle.PENDING, Activity.updated_at < cutoff).limit(500)).all()
     for activity_id in ids:
         contracts.send_evaluate_activity(services.broker, activity_id)
+    metrics.SWEEPER_RESENDS.inc(len(ids))
     if ids:
         log.info("sweeper re-sent %d pending activities", len(ids))
     return len(ids)

@@ -27,6 +27,12 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from ex
 
 
+def _log_format(raw: str) -> Literal["text", "json"]:
+    if raw in ("text", "json"):
+        return raw  # type: ignore[return-value]
+    raise ValueError(f"WALLETD_LOG_FORMAT must be text or json, got {raw!r}")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about a walletd process.
@@ -50,6 +56,12 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        log_format: ``text`` or ``json`` (one object per line carrying the request,
+            activity and organization ids of the work being done).
+        metrics_port: Port of a worker role's ``/metrics``, ``/health`` and ``/ready``
+            (0: none). The ingress and ``walletd up`` serve them on the API port.
+        shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
+            before the process exits anyway (unfinished messages are redelivered).
     """
 
     data_dir: Path = Path("./data")
@@ -69,6 +81,9 @@ class Settings:
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"
+    metrics_port: int = 0
+    shutdown_timeout_s: int = 30
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -98,6 +113,9 @@ class Settings:
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+            log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
+            metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
+            shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
         )
 
     def threads_for(self, queue: str) -> int:
