@@ -156,6 +156,7 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
             self.cfg.set("graceful_timeout", settings.shutdown_timeout_s)
             self.cfg.set("keepalive", 5)
             self.cfg.set("child_exit", lambda _arbiter, worker: multiprocess.process_exited(worker.pid))
+            self.cfg.set("worker_exit", lambda _arbiter, _worker: _exit_quickly())
 
         def load(self) -> Any:
             # Runs in each worker after fork: the ingress role never gets the master key.

@@ -4,11 +4,12 @@ On send, the sender's request id rides in the message's options (``walletd_reque
 on receipt the worker thread binds it with the message's activity id (every activity actor's
 first argument) so its log lines carry both; the lifecycle listener adds the organization
 once the activity is claimed. Each message is counted and timed in
-:mod:`infra.observability.metrics`.
+:mod:`infra.observability.metrics` and logged once on ``walletd.messages`` when it is done.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Final
 
@@ -17,6 +18,8 @@ from dramatiq.middleware import Middleware
 
 from infra.messaging import contracts
 from infra.observability import context, metrics
+
+log = logging.getLogger("walletd.messages")
 
 REQUEST_OPTION: Final = "walletd_request_id"
 #: Actors whose first argument is an activity id.
@@ -51,9 +54,12 @@ class Observe(Middleware):
             return
         tokens, started = state
         labels = (message.queue_name, message.actor_name)
+        seconds = time.monotonic() - started
+        outcome = "error" if exception is not None else "ok"
         metrics.IN_PROGRESS.labels(*labels).dec()
-        metrics.MESSAGE_SECONDS.labels(*labels).observe(time.monotonic() - started)
-        metrics.MESSAGES.labels(*labels, "error" if exception is not None else "ok").inc()
+        metrics.MESSAGE_SECONDS.labels(*labels).observe(seconds)
+        metrics.MESSAGES.labels(*labels, outcome).inc()
+        log.info("%s %s in %.1f ms", message.actor_name, outcome, seconds * 1000)
         context.unbind(tokens)
 
     after_skip_message = after_process_message
