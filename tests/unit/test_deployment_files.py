@@ -156,9 +156,9 @@ def test_dockerfile_passes_hadolint() -> None:
 def test_manifests_validate_against_the_kubernetes_schemas() -> None:
     docs = manifests()
     assert docs
-    for name, doc in docs:
+    for _, doc in docs:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
-    name, deployment = next((n, d) for n, d in docs if d["kind"] == "Deployment")
+    deployment = next(d for _, d in docs if d["kind"] == "Deployment")
     broken = copy.deepcopy(deployment)
     broken["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["pathh"] = "/"
     with pytest.raises(kubernetes_validate.ValidationError):  # strict validation does bite
@@ -206,7 +206,8 @@ def test_every_role_has_probes_and_runs_unprivileged() -> None:
 
 
 def test_worker_pools_autoscale() -> None:
-    targets = {hpa["spec"]["scaleTargetRef"]["name"]: hpa for hpa in by_kind("HorizontalPodAutoscaler").values()}
+    targets = {hpa["spec"]["scaleTargetRef"]["name"]: hpa
+               for hpa in by_kind("HorizontalPodAutoscaler").values()}
     deployments = by_kind("Deployment")
     for pool in WORKER_POOLS:
         hpa = targets[f"walletd-{pool}"]
