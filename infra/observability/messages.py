@@ -22,9 +22,8 @@ from infra.observability import context, metrics
 log = logging.getLogger("walletd.messages")
 
 REQUEST_OPTION: Final = "walletd_request_id"
-#: Actors whose first argument is an activity id.
-ACTIVITY_ACTORS: Final = frozenset({contracts.EVALUATE_ACTIVITY, contracts.EXECUTE_SIGNING_ACTIVITY,
-                                    contracts.EXECUTE_ACCOUNT_ACTIVITY})
+#: Actors whose first argument is an activity id: all but the webhook delivery's.
+ACTIVITY_ACTORS: Final = frozenset(contracts.ACTORS) - {contracts.DELIVER_WEBHOOK}
 
 class Observe(Middleware):
     """Context ids across processes; per-message counts, durations and in-flight gauge."""

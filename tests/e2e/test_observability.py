@@ -75,8 +75,6 @@ def test_embedded_metrics_count_activities_messages_and_queues(embedded: Deploym
     assert moved("walletd_activities_total", type=CREATE_WALLET,
                  status="ACTIVITY_STATUS_PENDING") == 2
     assert moved("walletd_activity_settle_seconds_count", type=CREATE_WALLET, status=COMPLETED) == 2
-    assert moved("walletd_messages_total", queue="consensus", actor="evaluate_activity",
-                 outcome="ok") >= 2
     assert moved("walletd_messages_total", queue="accounts", actor="execute_account_activity",
                  outcome="ok") >= 2
     assert ("walletd_queue_messages", (("kind", "ready"), ("queue", "signing"))) in after
@@ -107,16 +105,10 @@ def test_production_metrics_from_ingress_and_each_worker_group(production: Deplo
                   actor="execute_account_activity", outcome="ok")
             - value(before[executors], "walletd_messages_total", queue="accounts",
                     actor="execute_account_activity", outcome="ok")) >= 3
-    # Consensus handled (at least) one message per submission.
-    after_cons = eventually(lambda: scrape(consensus), lambda s: value(
-        s, "walletd_messages_total", queue="consensus", actor="evaluate_activity",
-        outcome="ok") >= value(before[consensus], "walletd_messages_total", queue="consensus",
-                               actor="evaluate_activity", outcome="ok") + 3)
-    assert (value(after_cons, "walletd_messages_total", queue="consensus",
-                  actor="evaluate_activity", outcome="ok")
-            - value(before[consensus], "walletd_messages_total", queue="consensus",
-                    actor="evaluate_activity", outcome="ok")) >= 3
-    # Queue depth read from RabbitMQ; worker health on the same port.
+    # The consensus pool's page (its sweeper's re-sends) and queue depth read from RabbitMQ;
+    # worker health on the same port.
+    after_cons = scrape(consensus)
+    assert ("walletd_sweeper_resends_total", ()) in after_cons
     assert ("walletd_queue_messages", (("kind", "ready"), ("queue", "consensus"))) in after_cons
     port = production.metrics_ports["executors"]
     assert requests.get(f"http://127.0.0.1:{port}/health", timeout=10).json() == {"status": "ok"}
@@ -154,20 +146,22 @@ def test_json_logs_follow_one_activity_across_processes(json_logged: Deployment)
     def mentioning() -> dict[str, list[dict]]:  # type: ignore[type-arg]
         return {name: [line for line in json_lines(dep.workdir / f"{name}.log")
                        if line.get("activity_id") == activity_id]
-                for name in ("ingress", "consensus", "executors")}
+                for name in ("ingress", "executors")}
 
     seen = eventually(mentioning, lambda found: all(found.values()))
     assert all(seen.values()), {name: len(lines) for name, lines in seen.items()}
     every = [line for lines in seen.values() for line in lines]
-    # One request id on every line, in every process; the organization on every line of the
-    # processes that changed the activity's status (consensus only passed it on).
-    for name in ("ingress", "executors"):
-        assert {line.get("organization_id") for line in seen[name]} == {dep.root.organization_id}
+    # One request id and one organization across processes. Every status change carries both;
+    # a message the sweeper re-sent (under load) carries no request id, and one that found the
+    # activity already done changed nothing, so those lines may lack them.
+    changes = [line for line in every if " -> " in line["message"]]
+    assert {line.get("organization_id") for line in changes} == {dep.root.organization_id}
     assert {line["organization_id"] for line in every if "organization_id" in line} == {
         dep.root.organization_id}
-    request_ids = {line.get("request_id") for line in every}
+    request_ids = {line.get("request_id") for line in changes}
     assert len(request_ids) == 1 and None not in request_ids
-    assert len({line["process"] for line in every}) >= 3
+    assert {line["request_id"] for line in every if "request_id" in line} == request_ids
+    assert len({line["process"] for line in every}) >= 2
     assert any(line["message"].endswith("-> ACTIVITY_STATUS_PENDING") for line in seen["ingress"])
     assert any(line["message"].endswith(f"-> {COMPLETED}") for line in seen["executors"])
     for line in every:
@@ -180,6 +174,6 @@ def test_request_id_is_answered_and_carried(json_logged: Deployment) -> None:
     answer = requests.get(json_logged.base_url + "/health", headers={"X-Request-Id": request_id},
                           timeout=10)
     assert answer.headers["X-Request-Id"] == request_id
-    minted = requests.get(json_logged.base_url + "/health", headers={"X-Request-Id": "bad id\x01"},
+    minted = requests.get(json_logged.base_url + "/health", headers={"X-Request-Id": "not a token"},
                           timeout=10).headers["X-Request-Id"]
-    assert minted != "bad id\x01" and len(minted) == 32
+    assert minted != "not a token" and len(minted) == 32

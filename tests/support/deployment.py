@@ -100,7 +100,14 @@ class Deployment:
 
     def start_worker(self, group: str, processes: int = 1) -> None:
         """(Re)start the worker processes of one queue group."""
-        port = self.metrics_ports.setdefault(group, free_port())
+        if group not in self.metrics_ports:
+            # Not the API's port (gunicorn may not have bound it yet) nor another group's.
+            taken = {int(self.base_url.rsplit(":", 1)[1]), *self.metrics_ports.values()}
+            port = free_port()
+            while port in taken:
+                port = free_port()
+            self.metrics_ports[group] = port
+        port = self.metrics_ports[group]
         self._spawn(group, [*WALLETD, "worker", "--queues", WORKER_GROUPS[group],
                             "--processes", str(processes)],
                     env={**self.env, "WALLETD_METRICS_PORT": str(port)})

@@ -58,20 +58,20 @@ def test_a_message_carries_the_senders_request_id_to_the_actor() -> None:
     seen: list[dict[str, str]] = []
     done = threading.Event()
 
-    # An actor with an activity actor's name, so its first argument is the activity id.
-    @dramatiq.actor(broker=broker, actor_name=contracts.EVALUATE_ACTIVITY,
-                    queue_name=queues.CONSENSUS, max_retries=0)
-    def evaluate(activity_id: str) -> None:
+    # An actor with an executor's name, so its first argument is the activity id.
+    @dramatiq.actor(broker=broker, actor_name=contracts.EXECUTE_SIGNING_ACTIVITY,
+                    queue_name=queues.SIGNING, max_retries=0)
+    def execute(activity_id: str) -> None:
         seen.append(context.current())
         done.set()
 
-    worker = Worker(broker, queues={queues.CONSENSUS}, worker_threads=1, worker_timeout=100)
+    worker = Worker(broker, queues={queues.SIGNING}, worker_threads=1, worker_timeout=100)
     worker.start()
     try:
         with context.bound(request_id="req-42"):
-            contracts.send_evaluate_activity(broker, "act-7")
+            contracts.send_execute_activity(broker, "act-7", queues.SIGNING)
         assert done.wait(30)
-        broker.join(queues.CONSENSUS)
+        broker.join(queues.SIGNING)
         worker.join()
     finally:
         worker.stop(5000)
