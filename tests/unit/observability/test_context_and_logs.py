@@ -7,6 +7,7 @@ message's activity id, and is gone again after the message.
 
 from __future__ import annotations
 
+import contextvars
 import io
 import json
 import logging
@@ -28,7 +29,8 @@ def test_json_lines_carry_the_bound_ids_and_nothing_else_when_unbound() -> None:
     logger = logging.getLogger("walletd.test.json")
     logger.addHandler(handler)
     logger.propagate = False
-    try:
+
+    def log_some() -> None:
         with context.bound(request_id="r-1", activity_id="a-1", organization_id="o-1"):
             logger.warning("inside %s", "work")
         logger.warning("outside")
@@ -36,6 +38,9 @@ def test_json_lines_carry_the_bound_ids_and_nothing_else_when_unbound() -> None:
             raise ValueError("boom")
         except ValueError:
             logger.exception("failed")
+
+    try:
+        contextvars.Context().run(log_some)  # a fresh context, as a new thread has
     finally:
         logger.removeHandler(handler)
     inside, outside, failed = (json.loads(line) for line in stream.getvalue().splitlines())
