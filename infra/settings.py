@@ -35,6 +35,10 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         return float(raw)
     except ValueError as ex:
         raise ValueError(f"{name} must be a number, got {raw!r}") from ex
+def _log_format(raw: str) -> Literal["text", "json"]:
+    if raw in ("text", "json"):
+        return raw  # type: ignore[return-value]
+    raise ValueError(f"WALLETD_LOG_FORMAT must be text or json, got {raw!r}")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,12 @@ class Settings:
         rate_limit_forwarded_hops: Proxies in front of the ingress that append to
             ``X-Forwarded-For`` (``WALLETD_RATE_LIMIT_FORWARDED_HOPS``); 0 uses the socket's
             peer address. Only trust as many hops as you run: clients can forge the rest.
+        log_format: ``text`` or ``json`` (one object per line carrying the request,
+            activity and organization ids of the work being done).
+        metrics_port: Port of a worker role's ``/metrics``, ``/health`` and ``/ready``
+            (0: none). The ingress and ``walletd up`` serve them on the API port.
+        shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
+            before the process exits anyway (unfinished messages are redelivered).
     """
 
     data_dir: Path = Path("./data")
@@ -100,6 +110,9 @@ class Settings:
     rate_limit_sub_organization_rps: float = 200
     rate_limit_burst_s: int = 10
     rate_limit_forwarded_hops: int = 0
+    log_format: Literal["text", "json"] = "text"
+    metrics_port: int = 0
+    shutdown_timeout_s: int = 30
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -136,6 +149,9 @@ class Settings:
                                                    200),
             rate_limit_burst_s=_int(e, "WALLETD_RATE_LIMIT_BURST_S", 10),
             rate_limit_forwarded_hops=_int(e, "WALLETD_RATE_LIMIT_FORWARDED_HOPS", 0),
+            log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
+            metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
+            shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
         )
 
     def threads_for(self, queue: str) -> int:

@@ -1,4 +1,4 @@
-"""Cross-cutting HTTP concerns: CORS and request-rate limits."""
+"""Cross-cutting HTTP concerns: CORS, the request id and request-rate limits."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from infra import ratelimit, safejson
 from infra.bootstrap import Services
 from infra.errors import ResourceExhausted
 from infra.identity.ancestry import organization_chain
+from infra.observability import context
 from ingress.resources.api import read_body
 
 ALLOWED_HEADERS = ("Content-Type, X-Stamp, X-Stamp-Webauthn, X-Stamp-Attested, "
@@ -148,3 +149,18 @@ class RateLimit:
         req.context.rate_limit = decision
         resp.complete = True
         return False
+class RequestContext:
+    """Bind a request id (the caller's ``X-Request-Id`` or a new one) for the request's log
+    lines and the messages it sends; answer it in ``X-Request-Id``."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        request_id = context.request_id_from(req.get_header("X-Request-Id"))
+        req.context.observability = context.bind(request_id=request_id, activity_id=None,
+                                                 organization_id=None)
+        resp.set_header("X-Request-Id", request_id)
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        tokens = req.context.get("observability")
+        if tokens is not None:
+            context.unbind(tokens)
