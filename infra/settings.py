@@ -27,6 +27,21 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from ex
 
 
+def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+#: Issuers of Google, Apple and Facebook ID tokens.
+DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
+                        "https://www.facebook.com")
+#: ``WALLETD_OAUTH2_<NAME>`` variables naming OAuth 2.0 provider endpoints.
+OAUTH2_ENDPOINT_NAMES = ("X_TOKEN_URL", "X_USERINFO_URL", "DISCORD_TOKEN_URL",
+                         "DISCORD_USERINFO_URL")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about a walletd process.
@@ -50,6 +65,11 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        oidc_issuers: OIDC issuer URLs whose ID tokens logins accept (``WALLETD_OIDC_ISSUERS``).
+        oidc_allow: Hosts/CIDRs that OIDC discovery, JWKS and OAuth 2.0 token requests may
+            reach over plain http or private addresses (``WALLETD_OIDC_ALLOW``).
+        oauth2_endpoints: ``(name, url)`` overrides of the OAuth 2.0 providers' token and
+            user endpoints (``WALLETD_OAUTH2_<PROVIDER>_{TOKEN,USERINFO}_URL``).
     """
 
     data_dir: Path = Path("./data")
@@ -69,6 +89,9 @@ class Settings:
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
     log_level: str = "INFO"
+    oidc_issuers: tuple[str, ...] = DEFAULT_OIDC_ISSUERS
+    oidc_allow: tuple[str, ...] = ()
+    oauth2_endpoints: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -98,6 +121,10 @@ class Settings:
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+            oidc_issuers=_list(e, "WALLETD_OIDC_ISSUERS", DEFAULT_OIDC_ISSUERS),
+            oidc_allow=_list(e, "WALLETD_OIDC_ALLOW"),
+            oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
+                                   if e.get(f"WALLETD_OAUTH2_{n}")),
         )
 
     def threads_for(self, queue: str) -> int:
