@@ -18,6 +18,7 @@ MODULES: tuple[str, ...] = (
     "infra.identity.passkeys",
     "infra.identity.quotas",
     "infra.wallets.extension",
+    "infra.sessions.extension",
 )
 
 _loaded = False
