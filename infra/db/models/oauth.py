@@ -1,4 +1,4 @@
-"""OAuth / OIDC logins: OAuth 2.0 client credentials and the uses of OIDC tokens.
+"""OAuth 2.0 client credentials (``create_oauth2_credential`` and friends).
 
 Tables of the ``oauth`` migration branch (``0011_oauth``). Foreign keys point only at the
 foundation's organizations.
@@ -6,9 +6,7 @@ foundation's organizations.
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from sqlalchemy import DateTime, ForeignKey, String, Text
+from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.clock import new_id
@@ -25,6 +23,8 @@ class Oauth2Credential(Timestamped, Base):
     """
 
     __tablename__ = "oauth2_credentials"
+    #: Context of the sealed secret (``infra.wallets.custody.row_context``).
+    SEALED_KIND = "oauth2_credential"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     organization_id: Mapped[str] = mapped_column(
@@ -36,17 +36,3 @@ class Oauth2Credential(Timestamped, Base):
     wrapped_key: Mapped[str] = mapped_column(Text)
     ciphertext: Mapped[str] = mapped_column(Text)
 
-
-class OidcTokenUse(Base):
-    """One use of an OIDC token: a token serves one sign-up and one login, never two of one.
-
-    Only the SHA-256 of the token is kept (the token itself is a bearer credential until it
-    expires); rows can be purged once ``expires_at`` has passed.
-    """
-
-    __tablename__ = "oidc_token_uses"
-
-    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    usage: Mapped[str] = mapped_column(String(16), primary_key=True)
-    used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
