@@ -19,6 +19,7 @@ MODULES: tuple[str, ...] = (
     "infra.identity.quotas",
     "infra.wallets.extension",
     "infra.sessions.extension",
+    "infra.sessions.oauth_extension",
 )
 
 _loaded = False

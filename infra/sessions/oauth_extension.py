@@ -1,0 +1,15 @@
+"""Plugs the OAuth / OIDC half of sessions into shared mechanisms.
+
+* ``infra.wallets.custody.SEALED_TABLES``: OAuth 2.0 client secrets are sealed rows, so
+  ``walletd keys rotate`` rewraps them and ``walletd keys status`` counts them;
+* ``infra.sessions.attested.SCHEMES``: the ``STAMP_ATTESTED_SCHEME_P256_OIDC`` scheme of
+  ``X-Stamp-Attested`` (``infra.sessions.attested_oidc``).
+"""
+
+from __future__ import annotations
+
+from infra.db.models.oauth import Oauth2Credential
+from infra.wallets.custody import SEALED_TABLES
+
+if Oauth2Credential not in SEALED_TABLES:
+    SEALED_TABLES.append(Oauth2Credential)
