@@ -15,7 +15,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
-from infra.sessions.oidc_login import LOGIN_USAGE, SessionLength, spend_token, verify_login
+from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
 from infra.sessions.tokens import add_login_credential, credential_bundle, new_session_key
 
 
@@ -31,7 +31,7 @@ class Params(SessionLength):
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
                          params.oidc_token, params.target_public_key)
-    spend_token(ctx, login.identity, LOGIN_USAGE)
+    spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
     public_key, private_key = new_session_key()
     bundle = credential_bundle(params.target_public_key, private_key)
     api_key_id = add_login_credential(

@@ -15,7 +15,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
-from infra.sessions.oidc_login import LOGIN_USAGE, SessionLength, spend_token, verify_login
+from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
 from infra.sessions.tokens import add_login_credential, issue_session_jwt, p256_public_key
 
 
@@ -32,7 +32,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     public_key = p256_public_key(params.public_key, "publicKey")
     login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
                          params.oidc_token, params.public_key)
-    spend_token(ctx, login.identity, LOGIN_USAGE)
+    spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
     add_login_credential(ctx, user_id=login.target.user_id, public_key_hex=public_key,
                          expiration_seconds=params.seconds,
                          invalidate_existing=params.invalidate_existing,

@@ -11,22 +11,28 @@ in exactly one of its sub-organizations (PROTOCOL.md §6 "Org resolution for log
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from pydantic import field_validator
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infra.errors import NotFound
+from infra.db.models.oauth import OidcTokenUse
+from infra.db.uniqueness import add_unique
+from infra.errors import NotFound, Unauthenticated
 from infra.identity.ancestry import organization_chain
+from infra.identity.extension import oidc_claims_unverified
 from infra.sessions.oauth2 import self_issuer
-from infra.sessions.oidc import OidcIdentity, accepted_audiences, verifier
+from infra.sessions.oidc import OidcIdentity, accepted_audiences, token_hash, verifier
 from infra.sessions.tokens import DEFAULT_SESSION_SECONDS, LoginTarget, resolve_login_user
 from infra.wiremodel import WireModel
 
 #: Longest session a login may ask for (a day; the credential keeps stamping until then).
 MAX_SESSION_SECONDS: Final = 24 * 3600
-#: The usage an OIDC token is spent for by a login (a sign-up is the other one).
+#: What an OIDC token is spent for: one login and one sign-up each.
 LOGIN_USAGE: Final = "login"
+SIGNUP_USAGE: Final = "signup"
 
 
 @dataclass(frozen=True)
@@ -96,11 +102,50 @@ class SessionLength(WireModel):
         return int(self.expiration_seconds) if self.expiration_seconds else DEFAULT_SESSION_SECONDS
 
 
-def spend_token(ctx: Any, identity: OidcIdentity, usage: str) -> None:
-    """Record one ``usage`` (``login`` / ``signup``) of the token; a second one is refused.
+def spend_token(session: Session, token_digest: str, expires_at: datetime, usage: str,
+                fingerprint: str, now: datetime) -> None:
+    """Record one ``usage`` (``login`` / ``signup``) of a token; another one is refused.
 
-    The same activity executing again (a redelivered message) is not a second use.
+    ``token_digest`` is :func:`~infra.sessions.oidc.token_hash` of the token. The request
+    with ``fingerprint`` spending it again (a re-sent identical request) is the same use.
+
+    Raises:
+        Unauthenticated: the token already served another request of this kind.
     """
-    from infra.sessions.verification import record_token_use
+    same = session.get(OidcTokenUse, (token_digest, usage))
+    if same is not None and same.fingerprint == fingerprint:
+        return
+    add_unique(session, OidcTokenUse(token_hash=token_digest, usage=usage,
+                                     fingerprint=fingerprint, used_at=now,
+                                     expires_at=expires_at),
+               select(OidcTokenUse.token_hash).where(
+                   OidcTokenUse.token_hash == token_digest, OidcTokenUse.usage == usage,
+                   OidcTokenUse.fingerprint != fingerprint),
+               Unauthenticated(f"OIDC token already used for a {usage}; sign in with the "
+                               "provider again for a fresh token"))
 
-    record_token_use(ctx.session, f"oidc:{identity.token_hash}", usage, ctx.activity.fingerprint)
+
+def spend_login(session: Session, identity: OidcIdentity, fingerprint: str, now: datetime) -> None:
+    """Spend a verified token's one login (see :func:`spend_token`)."""
+    spend_token(session, identity.token_hash, expiry(identity.claims, now), LOGIN_USAGE,
+                fingerprint, now)
+
+
+def spend_signup(session: Session, token: str, organization_id: str, user_id: str,
+                 now: datetime) -> None:
+    """``infra.identity.extension.OIDC_TOKEN_HOOKS`` entry: binding a user's OAuth provider
+    from a token (a sign-up) spends the token's one sign-up."""
+    try:
+        claims = oidc_claims_unverified(token)
+    except ValueError:
+        return  # provider_identity refuses it with a 400
+    spend_token(session, token_hash(token), expiry(claims, now), SIGNUP_USAGE,
+                f"signup:{organization_id}:{user_id}", now)
+
+
+def expiry(claims: dict[str, Any], now: datetime) -> datetime:
+    """When a token's ``exp`` says it expires (``now`` if it has none)."""
+    exp = claims.get("exp")
+    if isinstance(exp, int | float) and not isinstance(exp, bool) and 0 < exp < 2**40:
+        return datetime.fromtimestamp(exp, UTC)
+    return now

@@ -1,4 +1,4 @@
-"""OAuth 2.0 client credentials (``create_oauth2_credential`` and friends).
+"""OAuth 2.0 client credentials and the uses of OIDC tokens.
 
 Tables of the ``oauth`` migration branch (``0011_oauth``). Foreign keys point only at the
 foundation's organizations.
@@ -6,7 +6,9 @@ foundation's organizations.
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, String, Text
+from datetime import datetime
+
+from sqlalchemy import DateTime, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.clock import new_id
@@ -36,3 +38,20 @@ class Oauth2Credential(Timestamped, Base):
     wrapped_key: Mapped[str] = mapped_column(Text)
     ciphertext: Mapped[str] = mapped_column(Text)
 
+
+
+class OidcTokenUse(Base):
+    """One use of an OIDC ID token: a token serves one sign-up and one login, never two of one.
+
+    Only the token's SHA-256 is kept (the token is a bearer credential until it expires), with
+    the fingerprint of the activity that spent it (the same request re-sent is the same use).
+    Rows whose ``expires_at`` passed can be purged: an expired token is refused anyway.
+    """
+
+    __tablename__ = "oidc_token_uses"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    usage: Mapped[str] = mapped_column(String(16), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(80))
+    used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

@@ -1,4 +1,4 @@
-"""oauth: OAuth 2.0 client credentials
+"""oauth: OAuth 2.0 client credentials, uses of OIDC tokens
 
 Revision ID: 0011_oauth
 Revises: 0001_foundation
@@ -32,8 +32,22 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_oauth2_credentials_organization_id'), ['organization_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_oauth2_credentials_client_id'), ['client_id'], unique=False)
 
+    op.create_table('oidc_token_uses',
+    sa.Column('token_hash', sa.String(length=64), nullable=False),
+    sa.Column('usage', sa.String(length=16), nullable=False),
+    sa.Column('fingerprint', sa.String(length=80), nullable=False),
+    sa.Column('used_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('expires_at', sa.DateTime(timezone=True), nullable=False),
+    sa.PrimaryKeyConstraint('token_hash', 'usage', name=op.f('pk_oidc_token_uses'))
+    )
+    with op.batch_alter_table('oidc_token_uses', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_oidc_token_uses_expires_at'), ['expires_at'], unique=False)
+
 
 def downgrade() -> None:
+    with op.batch_alter_table('oidc_token_uses', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_oidc_token_uses_expires_at'))
+    op.drop_table('oidc_token_uses')
     with op.batch_alter_table('oauth2_credentials', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_oauth2_credentials_client_id'))
         batch_op.drop_index(batch_op.f('ix_oauth2_credentials_organization_id'))
