@@ -11,6 +11,7 @@ from infra.bootstrap import WORKER_HOOKS
 from infra.discovery import DISCOVERY_KEYS
 from infra.errors import Internal, Unavailable
 from infra.pipeline.lifecycle import LISTENERS
+from infra.sessions import attested as attested_scheme  # noqa: F401  (X-Stamp-Attested)
 from infra.sessions import redaction
 from infra.sessions.otp import count_failed_attempt
 from infra.sessions.service_keys import DISCOVERY_NAMES, ServiceKeys, current_public_key

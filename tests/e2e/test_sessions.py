@@ -12,27 +12,31 @@ import json
 import time
 from collections.abc import Iterator
 
+import jwt
 import pytest
 from bip_utils import Base58Decoder
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from turnkey_http.generated.client import TurnkeyNetworkError
 from turnkey_sdk_types import (
     CreateReadWriteSessionBody,
     CreateWalletBody,
     GetWhoamiBody,
     InitOtpAuthBody,
+    InitOtpBody,
     OtpAuthBody,
+    OtpLoginBody,
     StampLoginBody,
+    VerifyOtpBody,
 )
 
-from infra.crypto import hpke
+from infra.crypto import bundles, hpke
 from tests.support.deployment import Deployment, Key
 from tests.support.keys import TestKey as StampKey
 from tests.support.keys import make_key
 from tests.support.mailboxes import Mailbox, SmsApi, code_in, html_part, start_smtp, text_part
-from tests.support.raw_api import RawApi, create_sub_org, root_user_params
+from tests.support.raw_api import RawApi, create_sub_org, envelope, root_user_params
 
 ACCOUNTS = [{"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
              "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]
@@ -264,3 +268,157 @@ def test_at_most_three_live_codes_per_contact(logins: Deployment) -> None:
     with pytest.raises(TurnkeyNetworkError, match="Max number of OTPs have been initiated"):
         parent.init_otp_auth(InitOtpAuthBody(otpType="OTP_TYPE_EMAIL", contact=email,
                                              appName="App"))
+
+
+# --- init_otp / verify_otp / otp_login / X-Stamp-Attested ---------------------------------
+
+
+def _client_signature(key: StampKey, message: dict[str, object]) -> dict[str, str]:
+    text = json.dumps(message, separators=(",", ":"))
+    private = hpke.private_key_from_bytes(bytes.fromhex(key.private_key))
+    r, s = decode_dss_signature(private.sign(text.encode(), ec.ECDSA(hashes.SHA256())))
+    return {"publicKey": key.public_key, "scheme": "CLIENT_SIGNATURE_SCHEME_API_P256",
+            "message": text, "signature": (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()}
+
+
+def _attested(key: StampKey, token: str, body: bytes) -> str:
+    stamp = {"publicKeyAttestation": token, "scheme": "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN",
+             "publicKey": key.public_key, "signature": key.sign(body)}
+    return base64.urlsafe_b64encode(json.dumps(stamp).encode()).decode().rstrip("=")
+
+
+def _verify_with_bundle(dep: Deployment, box: Mailbox, contact: str, client_key: StampKey,
+                        org: str) -> str:
+    """init_otp V3 → read the email → encryptOtpCodeToBundle → verify_otp V2: the token."""
+    client = dep.client(organization_id=org)
+    init = client.init_otp(InitOtpBody(otpType="OTP_TYPE_EMAIL", contact=contact, appName="App"))
+    assert init.activity.type == "ACTIVITY_TYPE_INIT_OTP_V3"
+    target = bundles.verify_signed_bundle(init.otpEncryptionTargetBundle,
+                                          _discovery(dep)["verificationTokenPublicKey"])
+    assert target["targetPublic"] == _discovery(dep)["encryptionPublicKey"]
+    code = code_in(text_part(box.last_to(contact)))
+    encrypted = bundles.encrypt_to_bundle(
+        json.dumps({"otp_code": code, "public_key": client_key.public_key}).encode(),
+        target["targetPublic"])
+    verified = client.verify_otp(VerifyOtpBody(otpId=init.otpId,
+                                                      encryptedOtpBundle=encrypted))
+    return str(verified.verificationToken)
+
+
+def test_verification_token_claims_and_signature(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    client_key = make_key()
+    token = _verify_with_bundle(logins, mailbox_env[0], "Claims@Example.com", client_key,
+                                logins.root.organization_id)
+    claims = jwt.decode(token, hpke.load_public_key(_discovery(logins)["verificationTokenPublicKey"]),
+                        algorithms=["ES256"], options={"verify_exp": False})
+    assert list(claims) == ["exp", "id", "organization_id", "verification_type", "contact",
+                            "public_key"]
+    assert isinstance(claims["exp"], str) and int(claims["exp"]) > time.time() * 1000
+    assert claims["contact"] == "claims@example.com"
+    assert claims["verification_type"] == "OTP_TYPE_EMAIL"
+    assert claims["public_key"] == client_key.public_key
+    assert claims["organization_id"] == logins.root.organization_id
+
+
+def test_otp_login_v2_with_client_signature_and_single_use(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    email = "otp.login@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "otp login", users=[root_user_params("ol", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    client_key, session_key = make_key(), make_key()
+    token = _verify_with_bundle(logins, mailbox_env[0], email, client_key,
+                                logins.root.organization_id)
+    token_id = _jwt_claims(token)["id"]
+    parent = logins.client()
+    signature = _client_signature(client_key, {"login": {"publicKey": session_key.public_key},
+                                               "tokenId": token_id, "type": "USAGE_TYPE_LOGIN"})
+    # Signed for another session key: refused.
+    with pytest.raises(TurnkeyNetworkError, match="clientSignature"):
+        parent.otp_login(OtpLoginBody(verificationToken=token, publicKey=make_key().public_key,
+                                      clientSignature=signature))
+    login = parent.otp_login(OtpLoginBody(verificationToken=token,
+                                          publicKey=session_key.public_key,
+                                          clientSignature=signature))
+    claims = _jwt_claims(login.session)
+    assert claims["organization_id"] == sub_id and claims["user_id"] == user_id
+    session = logins.client(_session_key(session_key, sub_id, user_id))
+    assert session.get_whoami(GetWhoamiBody()).userId == user_id
+    # A second login with the same token is refused.
+    again = make_key()
+    with pytest.raises(TurnkeyNetworkError, match="already used"):
+        parent.otp_login(OtpLoginBody(
+            verificationToken=token, publicKey=again.public_key,
+            clientSignature=_client_signature(client_key, {
+                "login": {"publicKey": again.public_key}, "tokenId": token_id,
+                "type": "USAGE_TYPE_LOGIN"})))
+
+
+def test_login_with_otp_stamps_stamp_login_with_x_stamp_attested(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    """``@turnkey/core`` ``loginWithOtp``: stamp_login to the parent, stamped by the token key."""
+    email = "attested@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "attested", users=[root_user_params("at", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    client_key = make_key()
+    token = _verify_with_bundle(logins, mailbox_env[0], email, client_key,
+                                logins.root.organization_id)
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                    {"publicKey": client_key.public_key, "expirationSeconds": "900"})
+    headers = {"Content-Type": "application/json",
+               "X-Stamp-Attested": _attested(client_key, token, body)}
+    response = logins.post("/public/v1/submit/stamp_login", body, headers)
+    assert response.status_code == 200, response.text
+    activity = response.json()["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_COMPLETED"
+    assert activity["organizationId"] == sub_id
+    session_jwt = activity["result"]["stampLoginResult"]["session"]
+    claims = _jwt_claims(session_jwt)
+    assert claims["organization_id"] == sub_id and claims["user_id"] == user_id
+    session = logins.client(_session_key(client_key, sub_id, user_id))
+    assert session.get_whoami(GetWhoamiBody()).userId == user_id
+    # The same request re-sent (Rust-style polling) is the same use: same activity.
+    again = logins.post("/public/v1/submit/stamp_login", body, headers)
+    assert again.status_code == 200 and again.json()["activity"]["id"] == activity["id"]
+    # A new login with the same token is refused.
+    body2 = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                     {"publicKey": client_key.public_key, "expirationSeconds": "60"})
+    refused = logins.post("/public/v1/submit/stamp_login", body2, {
+        "Content-Type": "application/json", "X-Stamp-Attested": _attested(client_key, token, body2)})
+    assert refused.status_code == 401 and "already used" in refused.json()["message"]
+    # A stamp by another key with the token is refused; so is any other activity type.
+    other = make_key()
+    body3 = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                     {"publicKey": other.public_key})
+    wrong_key = logins.post("/public/v1/submit/stamp_login", body3, {
+        "Content-Type": "application/json", "X-Stamp-Attested": _attested(other, token, body3)})
+    assert wrong_key.status_code == 401
+    body4 = envelope("ACTIVITY_TYPE_CREATE_WALLET", sub_id,
+                     {"walletName": "x", "accounts": ACCOUNTS})
+    wallet = logins.post("/public/v1/submit/create_wallet", body4, {
+        "Content-Type": "application/json", "X-Stamp-Attested": _attested(client_key, token, body4)})
+    assert wallet.status_code == 401 and "stamp_login only" in wallet.json()["message"]
+
+
+def test_verify_otp_v1_with_a_wrong_code_fails_and_counts(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    contact = "+15551230002"
+    sms = mailbox_env[1]
+    root = RawApi(logins, logins.root, logins.root.organization_id)
+    init = root.ok("init_otp", "ACTIVITY_TYPE_INIT_OTP",
+                   {"otpType": "OTP_TYPE_SMS", "contact": contact, "otpLength": 7,
+                    "alphanumeric": False})
+    assert set(init) == {"otpId"}
+    code = sms.last_to(contact)["Body"].rsplit(" ", 1)[1]
+    assert len(code) == 7
+    wrong = root.submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP",
+                        {"otpId": init["otpId"], "otpCode": "0000000"})
+    assert wrong.status_code == 400 and wrong.json()["message"] == "Invalid OTP code"
+    key = make_key()
+    token = root.ok("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP",
+                    {"otpId": init["otpId"], "otpCode": code, "publicKey": key.public_key})
+    assert _jwt_claims(token["verificationToken"])["contact"] == contact

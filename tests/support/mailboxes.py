@@ -39,7 +39,7 @@ class Mailbox:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:
-                found = [m for m in self.messages if address in str(m["To"])]
+                found = [m for m in self.messages if address.lower() in str(m["To"]).lower()]
             if found:
                 return found[-1]
             time.sleep(0.05)
