@@ -22,11 +22,13 @@ from turnkey_http.generated.client import TurnkeyNetworkError
 from turnkey_sdk_types import (
     CreateReadWriteSessionBody,
     CreateWalletBody,
+    EmailAuthBody,
     GetWhoamiBody,
     InitOtpAuthBody,
     InitOtpBody,
     OtpAuthBody,
     OtpLoginBody,
+    RecoverUserBody,
     StampLoginBody,
     VerifyOtpBody,
 )
@@ -37,6 +39,7 @@ from tests.support.keys import TestKey as StampKey
 from tests.support.keys import make_key
 from tests.support.mailboxes import Mailbox, SmsApi, code_in, html_part, start_smtp, text_part
 from tests.support.raw_api import RawApi, create_sub_org, envelope, root_user_params
+from tests.support.soft_authenticator import SoftAuthenticator
 
 ACCOUNTS = [{"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
              "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]
@@ -422,3 +425,57 @@ def test_verify_otp_v1_with_a_wrong_code_fails_and_counts(
     token = root.ok("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP",
                     {"otpId": init["otpId"], "otpCode": code, "publicKey": key.public_key})
     assert _jwt_claims(token["verificationToken"])["contact"] == contact
+
+
+# --- email auth and recovery --------------------------------------------------------------
+
+
+def _link_bundle(msg: object, prefix: str) -> str:
+    text = text_part(msg)  # type: ignore[arg-type]
+    (line,) = [line.strip() for line in text.splitlines() if line.strip().startswith(prefix)]
+    return line[len(prefix):]
+
+
+def test_email_auth_magic_link_carries_a_working_bundle(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    email = "magic@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "magic", users=[root_user_params("mg", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    embedded = hpke.generate_private_key()
+    response = logins.client(organization_id=sub_id).email_auth(EmailAuthBody(
+        email=email, targetPublicKey=hpke.uncompressed(embedded.public_key()).hex(),
+        emailCustomization={"appName": "Magic App",
+                            "magicLinkTemplate": "https://app.example/auth?b=%s"},
+        sendFromEmailAddress="magic@app.example", sendFromEmailSenderName="Magic"))
+    assert response.userId == user_id and response.apiKeyId
+    msg = mailbox_env[0].last_to(email)
+    assert str(msg["From"]) == "Magic <magic@app.example>"
+    bundle = _link_bundle(msg, "https://app.example/auth?b=")
+    assert f'href="https://app.example/auth?b={bundle}"' in html_part(msg)
+    session = logins.client(_key_of(_open_bundle(bundle, embedded), sub_id, user_id))
+    assert session.get_whoami(GetWhoamiBody()).userId == user_id
+
+
+def test_email_recovery_bundle_stamps_recover_user(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    email = "lost@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "recovery", users=[root_user_params("lost", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    embedded = hpke.generate_private_key()
+    init = RawApi(logins, logins.root, sub_id).ok(
+        "init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", {
+            "email": email, "targetPublicKey": hpke.uncompressed(embedded.public_key()).hex(),
+            "emailCustomization": {"appName": "Wallet",
+                                   "magicLinkTemplate": "https://app.example/recover/%s"}})
+    assert init == {"userId": user_id}
+    bundle = _link_bundle(mailbox_env[0].last_to(email), "https://app.example/recover/")
+    recovery = logins.client(_key_of(_open_bundle(bundle, embedded), sub_id, user_id))
+    passkey = SoftAuthenticator()
+    recovered = recovery.recover_user(RecoverUserBody(
+        userId=user_id, authenticator=passkey.registration("new passkey")))
+    assert recovered.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
+    assert RawApi(logins, passkey, sub_id).read("whoami")["userId"] == user_id
