@@ -14,23 +14,27 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
+from infra.sessions.extension import service_keys
+from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
 from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
+from infra.sessions.redaction import reveal
 from infra.sessions.tokens import add_login_credential, credential_bundle, new_session_key
 
 
 class Params(SessionLength):
     """``v1OauthIntent``."""
 
-    oidc_token: str = Field(min_length=1, max_length=MAX_TOKEN_LENGTH)
+    oidc_token: str = Field(min_length=1, max_length=sealed_room(MAX_TOKEN_LENGTH))
     target_public_key: str = Field(min_length=1, max_length=160)
     api_key_name: str | None = Field(default=None, max_length=256)
     invalidate_existing: bool = False
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
-                         params.oidc_token, params.target_public_key)
+    token = reveal(params.oidc_token, ctx.session, service_keys(ctx.services), "oidcToken")
+    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token,
+                         params.target_public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
     public_key, private_key = new_session_key()
     bundle = credential_bundle(params.target_public_key, private_key)

@@ -14,15 +14,18 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
+from infra.sessions.extension import service_keys
+from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
 from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
+from infra.sessions.redaction import reveal
 from infra.sessions.tokens import add_login_credential, issue_session_jwt, p256_public_key
 
 
 class Params(SessionLength):
     """``v1OauthLoginIntent``."""
 
-    oidc_token: str = Field(min_length=1, max_length=MAX_TOKEN_LENGTH)
+    oidc_token: str = Field(min_length=1, max_length=sealed_room(MAX_TOKEN_LENGTH))
     public_key: str = Field(min_length=1, max_length=160)
     invalidate_existing: bool = False
     session_profile_id: str | None = Field(default=None, max_length=64)
@@ -30,8 +33,8 @@ class Params(SessionLength):
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     public_key = p256_public_key(params.public_key, "publicKey")
-    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
-                         params.oidc_token, params.public_key)
+    token = reveal(params.oidc_token, ctx.session, service_keys(ctx.services), "oidcToken")
+    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token, params.public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
     add_login_credential(ctx, user_id=login.target.user_id, public_key_hex=public_key,
                          expiration_seconds=params.seconds,

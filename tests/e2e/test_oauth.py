@@ -40,7 +40,8 @@ from infra.crypto import hpke
 from infra.sessions.oidc import nonce_for
 from tests.e2e.test_turnkey_crypto_interop import INTEROP, node  # noqa: F401 (fixture)
 from tests.support.deployment import Deployment, Key
-from tests.support.keys import TestKey, make_key
+from tests.support.keys import TestKey as ApiKeyPair
+from tests.support.keys import make_key
 from tests.support.oidc_provider import OidcProvider, pkce_pair
 from tests.support.raw_api import RawApi, create_sub_org, root_user_params
 
@@ -102,7 +103,7 @@ def _sign_up(dep: Deployment, token: str, name: str) -> tuple[str, str]:
     return sub_id, result["rootUserIds"][0]
 
 
-def _oauth_login(dep: Deployment, token: str, key: TestKey) -> requests.Response:
+def _oauth_login(dep: Deployment, token: str, key: ApiKeyPair) -> requests.Response:
     return RawApi(dep, dep.root, dep.root.organization_id).submit(
         "oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", {"oidcToken": token, "publicKey": key.public_key})
 
