@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from infra.db.models.oauth import Oauth2Credential
 from infra.identity.extension import OIDC_TOKEN_HOOKS
+from infra.sessions import attested_oidc  # noqa: F401  (X-Stamp-Attested OIDC scheme)
 from infra.sessions.oidc_login import spend_signup
 from infra.sessions.redaction import SECRET_FIELDS
 from infra.wallets.custody import SEALED_TABLES

@@ -354,3 +354,67 @@ def test_no_oauth_secret_in_database_or_logs(dep: Deployment, provider: OidcProv
         for what, needle in needles.items():
             assert needle not in haystack, f"{what} found in {where}"
 
+
+
+def _attested(key: ApiKeyPair, token: str, body: bytes) -> dict[str, str]:
+    """``X-Stamp-Attested`` with the OIDC scheme, as ``@turnkey/core``'s loginWithOauth sends."""
+    stamp = {"publicKeyAttestation": token, "scheme": "STAMP_ATTESTED_SCHEME_P256_OIDC",
+             "publicKey": key.public_key, "signature": key.sign(body)}
+    header = base64.urlsafe_b64encode(json.dumps(stamp).encode()).decode().rstrip("=")
+    return {"Content-Type": "application/json", "X-Stamp-Attested": header}
+
+
+def test_x_stamp_attested_oidc_logs_in_to_the_parent_once(dep: Deployment,
+                                                           provider: OidcProvider) -> None:
+    from tests.support.raw_api import envelope
+
+    key = make_key()
+    token = provider.id_token(sub="frank", aud=APP, nonce=nonce_for(key.public_key))
+    sub_id, user_id = _sign_up(dep, token, "frank")
+    parent = dep.root.organization_id
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", parent, {"publicKey": key.public_key})
+    response = dep.post("/public/v1/submit/stamp_login", body, _attested(key, token, body))
+    assert response.status_code == 200, response.text
+    activity = response.json()["activity"]
+    claims = _claims(activity["result"]["stampLoginResult"]["session"])
+    assert (claims["organization_id"], claims["user_id"]) == (sub_id, user_id)
+    assert claims["public_key"] == key.public_key
+    who = dep.client(Key(sub_id, user_id, key.public_key, key.private_key)).get_whoami(
+        GetWhoamiBody())
+    assert who.userId == user_id
+    # The identical request re-sent is the same login; a new request with the token is not.
+    resent = dep.post("/public/v1/submit/stamp_login", body, _attested(key, token, body))
+    assert resent.status_code == 200 and resent.json()["activity"]["id"] == activity["id"]
+    body2 = envelope("ACTIVITY_TYPE_STAMP_LOGIN", parent, {"publicKey": key.public_key})
+    again = dep.post("/public/v1/submit/stamp_login", body2, _attested(key, token, body2))
+    assert again.status_code == 401, again.text
+    assert "already used for a login" in again.json()["message"]
+
+
+@pytest.mark.parametrize("case", ["wrong nonce", "other signer", "not stamp_login", "expired"])
+def test_x_stamp_attested_oidc_refusals(dep: Deployment, provider: OidcProvider, case: str) -> None:
+    from tests.support.raw_api import envelope
+
+    key = make_key()
+    sub = f"gina-{case}"
+    _sign_up(dep, provider.id_token(sub=sub, aud=APP), f"gina {case}")
+    nonce = nonce_for(make_key().public_key if case == "wrong nonce" else key.public_key)
+    token = provider.id_token(sub=sub, aud=APP, nonce=nonce,
+                              lifetime_s=-300 if case == "expired" else 600)
+    type_, path = (("ACTIVITY_TYPE_CREATE_WALLET", "create_wallet") if case == "not stamp_login"
+                   else ("ACTIVITY_TYPE_STAMP_LOGIN", "stamp_login"))
+    params = ({"walletName": "w", "accounts": [ETH]} if case == "not stamp_login"
+              else {"publicKey": key.public_key})
+    body = envelope(type_, dep.root.organization_id, params)
+    signer = make_key() if case == "other signer" else key
+    stamp = _attested(signer, token, body)
+    if case == "other signer":  # the stamp names the bound key but another key signed
+        decoded = json.loads(base64.urlsafe_b64decode(stamp["X-Stamp-Attested"] + "=="))
+        decoded["publicKey"] = key.public_key
+        stamp["X-Stamp-Attested"] = base64.urlsafe_b64encode(
+            json.dumps(decoded).encode()).decode().rstrip("=")
+    response = dep.post(f"/public/v1/submit/{path}", body, stamp)
+    assert response.status_code == 401, response.text
+    message = response.json()["message"]
+    assert {"wrong nonce": "nonce does not bind", "other signer": "signature",
+            "not stamp_login": "stamp_login only", "expired": "expired"}[case] in message
