@@ -479,3 +479,66 @@ def test_email_recovery_bundle_stamps_recover_user(
         userId=user_id, authenticator=passkey.registration("new passkey")))
     assert recovered.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
     assert RawApi(logins, passkey, sub_id).read("whoami")["userId"] == user_id
+
+
+# --- nothing secret rests in the database or the logs ------------------------------------
+
+
+def test_codes_and_tokens_never_reach_the_database_or_the_logs(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    from tests.e2e.test_custody import _dump_database, _logs
+
+    box, _sms, env = mailbox_env
+    secrets_: dict[str, str] = {"SMS auth token": env["WALLETD_SMS_AUTH_TOKEN"]}
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    email = "leak.check@example.com"
+    sub_id, _, result = create_sub_org(
+        api, "leak check", users=[root_user_params("lc", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    parent = logins.client(organization_id=sub_id)
+    # otp_auth with a wrong and then the right code.
+    init = parent.init_otp_auth(InitOtpAuthBody(otpType="OTP_TYPE_EMAIL", contact=email,
+                                                appName="App"))
+    secrets_["otp_auth code"] = code_in(text_part(box.last_to(email)))
+    target = hpke.uncompressed(hpke.generate_private_key().public_key()).hex()
+    with pytest.raises(TurnkeyNetworkError):
+        parent.otp_auth(OtpAuthBody(otpId=init.otpId, otpCode="ZZZZZZZZZ", targetPublicKey=target))
+    parent.otp_auth(OtpAuthBody(otpId=init.otpId, otpCode=secrets_["otp_auth code"],
+                                targetPublicKey=target))
+    # verify_otp V1 (clear code) → otp_login V1 with the token.
+    root = RawApi(logins, logins.root, logins.root.organization_id)
+    first = root.ok("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3",
+                    {"otpType": "OTP_TYPE_EMAIL", "contact": email, "appName": "App"})
+    secrets_["verify_otp code"] = code_in(text_part(box.last_to(email)))
+    client_key = make_key()
+    token_v1 = root.ok("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP", {
+        "otpId": first["otpId"], "otpCode": secrets_["verify_otp code"],
+        "publicKey": client_key.public_key})["verificationToken"]
+    secrets_["otp_login token"] = token_v1
+    session_key = make_key()
+    root.ok("otp_login", "ACTIVITY_TYPE_OTP_LOGIN_V2", {
+        "verificationToken": token_v1, "publicKey": session_key.public_key,
+        "clientSignature": _client_signature(client_key, {
+            "login": {"publicKey": session_key.public_key},
+            "tokenId": _jwt_claims(token_v1)["id"], "type": "USAGE_TYPE_LOGIN"})})
+    # verify_otp V2 → X-Stamp-Attested stamp_login.
+    attested_key = make_key()
+    token_v2 = _verify_with_bundle(logins, box, email, attested_key, logins.root.organization_id)
+    secrets_["attested token"] = token_v2
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                    {"publicKey": attested_key.public_key})
+    response = logins.post("/public/v1/submit/stamp_login", body, {
+        "Content-Type": "application/json",
+        "X-Stamp-Attested": _attested(attested_key, token_v2, body)})
+    assert response.status_code == 200, response.text
+    assert response.json()["activity"]["organizationId"] == sub_id
+
+    database, logs = _dump_database(logins), _logs(logins)
+    # The haystacks are real: they hold what the flows stored and logged.
+    assert init.otpId in database and user_id in database and email in database
+    assert "<redacted>" in database and len(logs) > 1000
+    for what, secret in secrets_.items():
+        assert len(secret) >= 9, what
+        for where, haystack in (("database", database), ("logs", logs)):
+            assert secret not in haystack, f"{what} found in {where}"
+            assert secret.lower() not in haystack.lower(), f"{what} found in {where}"
