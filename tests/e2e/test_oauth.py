@@ -418,3 +418,54 @@ def test_x_stamp_attested_oidc_refusals(dep: Deployment, provider: OidcProvider,
     message = response.json()["message"]
     assert {"wrong nonce": "nonce does not bind", "other signer": "signature",
             "not stamp_login": "stamp_login only", "expired": "expired"}[case] in message
+
+
+@pytest.fixture(scope="module")
+def prod(tmp_path_factory: pytest.TempPathFactory, provider: OidcProvider) -> Iterator[Deployment]:
+    """The production path (gunicorn + worker processes, a fresh PostgreSQL database and
+    RabbitMQ vhost) trusting the loopback provider."""
+    from tests.support import services
+
+    url = services.create_database()
+    vhost = services.create_vhost()
+    d = Deployment.production(tmp_path_factory.mktemp("oauth-prod"), url, vhost, {
+        "WALLETD_OIDC_ISSUERS": provider.issuer,
+        "WALLETD_OIDC_ALLOW": "127.0.0.0/8",
+        "WALLETD_OAUTH2_X_TOKEN_URL": f"{provider.issuer}/token",
+        "WALLETD_OAUTH2_X_USERINFO_URL": f"{provider.issuer}/2/users/me",
+    })
+    yield d
+    d.stop()
+    services.drop_database(url)
+    services.delete_vhost(vhost)
+
+
+def test_production_path_oauth2_authenticate_login_and_master_key_rotation(
+        prod: Deployment, provider: OidcProvider, node_exe: str) -> None:
+    from tests.e2e.test_custody import _keys_cli
+
+    envelope = _js(node_exe, op="encryptOauth2ClientSecret", clientSecret=X_SECRET,
+                   encryptionPublicKey=_discovery(prod)["encryptionPublicKey"])
+    client = prod.client()
+    credential_id = client.create_oauth2_credential(CreateOauth2CredentialBody(
+        provider="OAUTH2_PROVIDER_X", clientId=X_CLIENT,
+        encryptedClientSecret=envelope)).oauth2CredentialId
+    # The sealed client secret is rewrapped by a master-key rotation and still opens.
+    assert "rewrapped" in _keys_cli(prod, "rotate")
+    key = make_key()
+    verifier, challenge = pkce_pair()
+    code = provider.authorize(client_id=X_CLIENT, redirect_uri="https://app.example/cb",
+                              code_challenge=challenge, user_id="9001")
+    issued = client.oauth2_authenticate(Oauth2AuthenticateBody(
+        oauth2CredentialId=credential_id, authCode=code, redirectUri="https://app.example/cb",
+        codeVerifier=verifier, nonce=nonce_for(key.public_key))).oidcToken
+    assert _claims(issued)["sub"] == "x:9001"
+    sub_id, user_id = _sign_up(prod, issued, "prod x user")
+    login = prod.client().oauth_login(OauthLoginBody(oidcToken=issued, publicKey=key.public_key))
+    claims = _claims(login.session)
+    assert (claims["organization_id"], claims["user_id"]) == (sub_id, user_id)
+    who = prod.client(Key(sub_id, user_id, key.public_key, key.private_key)).get_whoami(
+        GetWhoamiBody())
+    assert who.userId == user_id
+    again = _oauth_login(prod, issued, key)
+    assert again.status_code == 401, again.text
