@@ -9,8 +9,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import jwt
 import pytest
@@ -542,3 +546,93 @@ def test_codes_and_tokens_never_reach_the_database_or_the_logs(
         for where, haystack in (("database", database), ("logs", logs)):
             assert secret not in haystack, f"{what} found in {where}"
             assert secret.lower() not in haystack.lower(), f"{what} found in {where}"
+
+
+# --- the official JS packages (tests/interop) ---------------------------------------------
+
+INTEROP = Path(__file__).resolve().parents[1] / "interop"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    exe, npm = shutil.which("node"), shutil.which("npm")
+    if not exe or not npm:
+        _unavailable("node/npm not installed")
+    if not (INTEROP / "node_modules" / "@turnkey" / "core").is_dir():
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=INTEROP,
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            _unavailable(f"npm install failed: {done.stderr[-300:]}")
+    assert exe is not None
+    return exe
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason + " (CI=true requires the Turnkey JS interop tests)")
+    pytest.skip(reason)
+
+
+def _js(node: str, **request: object) -> object:
+    done = subprocess.run([node, str(INTEROP / "sessions_interop.mjs")], cwd=INTEROP,
+                          input=json.dumps(request), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["result"]
+
+
+def test_core_otp_login_flow_with_the_official_js_packages(
+        node: str, logins: Deployment,
+        mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    """init_otp → encryptOtpCodeToBundle → verify_otp V2 → decodeVerificationToken /
+    verifyOtpVerificationToken → getClientSignatureMessageForLogin → otp_login V2 →
+    verifySessionJwtSignature; create_read_write_session → decryptCredentialBundle."""
+    keys = _discovery(logins)
+    email = "core.flow@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "core flow", users=[root_user_params("cf", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    parent = logins.client()
+    init = parent.init_otp(InitOtpBody(otpType="OTP_TYPE_EMAIL", contact=email, appName="App"))
+    code = code_in(text_part(mailbox_env[0].last_to(email)))
+    client_key = make_key()
+    encrypted = _js(node, op="encryptOtpCodeToBundle", code=code,
+                    bundle=init.otpEncryptionTargetBundle, publicKey=client_key.public_key,
+                    signer=keys["verificationTokenPublicKey"])
+    token = parent.verify_otp(VerifyOtpBody(otpId=init.otpId,
+                                            encryptedOtpBundle=str(encrypted))).verificationToken
+    decoded = _js(node, op="decodeVerificationToken", token=token)
+    assert isinstance(decoded, dict)
+    assert decoded["public_key"] == client_key.public_key and decoded["contact"] == email
+    verified = _js(node, op="verifyOtpVerificationToken", token=token,
+                   signer=keys["verificationTokenPublicKey"])
+    assert isinstance(verified, dict) and verified["id"] == decoded["id"]
+    refused = _js(node, op="verifyOtpVerificationToken", token=token,
+                  signer=keys["notarizerPublicKey"])
+    assert isinstance(refused, dict) and "signature is invalid" in refused["error"]
+    session_key = make_key()
+    message = _js(node, op="getClientSignatureMessageForLogin", token=token,
+                  sessionPublicKey=session_key.public_key)
+    assert isinstance(message, dict) and message["publicKey"] == client_key.public_key
+    private = hpke.private_key_from_bytes(bytes.fromhex(client_key.private_key))
+    r, s = decode_dss_signature(private.sign(message["message"].encode(),
+                                             ec.ECDSA(hashes.SHA256())))
+    login = parent.otp_login(OtpLoginBody(
+        verificationToken=token, publicKey=session_key.public_key,
+        clientSignature={"publicKey": client_key.public_key,
+                         "scheme": "CLIENT_SIGNATURE_SCHEME_API_P256",
+                         "message": message["message"],
+                         "signature": (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()}))
+    assert _js(node, op="verifySessionJwtSignature", jwt=login.session,
+               notarizer=keys["notarizerPublicKey"]) is True
+    assert _js(node, op="verifySessionJwtSignature", jwt=login.session,
+               notarizer=keys["verificationTokenPublicKey"]) is False
+    session = logins.client(_session_key(session_key, sub_id, user_id))
+    embedded = hpke.generate_private_key()
+    rw = session.create_read_write_session(CreateReadWriteSessionBody(
+        targetPublicKey=hpke.uncompressed(embedded.public_key()).hex()))
+    opened = _js(node, op="decryptCredentialBundle", bundle=rw.credentialBundle,
+                 embeddedKey=hpke.private_key_to_bytes(embedded).hex())
+    assert opened == _open_bundle(rw.credentialBundle, embedded).hex()
+    assert logins.client(_key_of(bytes.fromhex(str(opened)), sub_id, user_id)).get_whoami(
+        GetWhoamiBody()).userId == user_id
