@@ -12,7 +12,9 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.crypto import hpke
+from infra.errors import InvalidRequest
 from infra.messaging import queues
 from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import sealed_room
@@ -29,6 +31,15 @@ class Params(SessionLength):
     target_public_key: str = Field(min_length=1, max_length=160)
     api_key_name: str | None = Field(default=None, max_length=256)
     invalidate_existing: bool = False
+
+
+def check(params: Params, ctx: CheckContext) -> None:
+    try:
+        hpke.load_public_key(params.target_public_key)
+    except InvalidRequest:
+        raise InvalidRequest("targetPublicKey is not a P-256 public key: send the uncompressed "
+                             "(04…) key hex of the client's embedded key",
+                             field="targetPublicKey") from None
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
@@ -50,6 +61,7 @@ SPEC = ActivitySpec(
     path="oauth",
     versions=(Version("ACTIVITY_TYPE_OAUTH", Params, "oauthIntent", "oauthResult"),),
     execute=execute,
+    check=check,
     pool=queues.ACCOUNTS,
     resource="AUTH",
     action="CREATE",

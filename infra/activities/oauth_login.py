@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
 from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import sealed_room
@@ -29,6 +29,10 @@ class Params(SessionLength):
     public_key: str = Field(min_length=1, max_length=160)
     invalidate_existing: bool = False
     session_profile_id: str | None = Field(default=None, max_length=64)
+
+
+def check(params: Params, ctx: CheckContext) -> None:
+    p256_public_key(params.public_key, "publicKey")
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
@@ -51,6 +55,7 @@ SPEC = ActivitySpec(
     path="oauth_login",
     versions=(Version("ACTIVITY_TYPE_OAUTH_LOGIN", Params, "oauthLoginIntent", "oauthLoginResult"),),
     execute=execute,
+    check=check,
     pool=queues.ACCOUNTS,
     resource="AUTH",
     action="CREATE",

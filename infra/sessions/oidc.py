@@ -204,6 +204,8 @@ class JwksCache:
         self.fetches += 1
         where = issuer.rstrip("/") + "/.well-known/openid-configuration"
         answer = self._egress.request("GET", where, f"OIDC discovery of {issuer}")
+        if answer.status != 200:  # some issuers (Facebook) serve it with a trailing slash only
+            answer = self._egress.request("GET", where + "/", f"OIDC discovery of {issuer}")
         doc = answer.json(f"OIDC discovery of {issuer}") if answer.status == 200 else None
         if not isinstance(doc, dict) or not isinstance(doc.get("jwks_uri"), str):
             raise UpstreamUnavailable(f"OIDC discovery of {issuer} gave no jwks_uri "

@@ -228,6 +228,19 @@ def test_bad_tokens_are_refused_with_a_clear_4xx(dep: Deployment, provider: Oidc
                 "turnkeyErrorCode": "INVALID_OIDC_TOKEN"} in body["details"]
 
 
+@pytest.mark.parametrize(("path", "type_", "field", "params"), [
+    ("oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", "publicKey", {"publicKey": "03zz"}),
+    ("oauth", "ACTIVITY_TYPE_OAUTH", "targetPublicKey", {"targetPublicKey": "04" + "00" * 64}),
+])
+def test_a_bad_client_key_is_a_400_before_the_token_is_looked_at(
+        dep: Deployment, path: str, type_: str, field: str, params: dict[str, str]) -> None:
+    response = RawApi(dep, dep.root, dep.root.organization_id).submit(
+        path, type_, {"oidcToken": "a.b.c", **params})
+    assert response.status_code == 400, response.text
+    violations = [d for d in response.json()["details"] if "fieldViolations" in d]
+    assert violations[0]["fieldViolations"][0]["field"].endswith(field)
+
+
 def test_oauth2_credential_and_authenticate_with_pkce(
         dep: Deployment, provider: OidcProvider, node_exe: str) -> None:
     encryption_key = _discovery(dep)["encryptionPublicKey"]

@@ -163,3 +163,11 @@ def test_google_style_bare_issuer_matches_its_https_form() -> None:
     assert verifier._configured("accounts.google.com") == "https://accounts.google.com"
     assert verifier._configured("https://accounts.google.com/") == "https://accounts.google.com"
     assert verifier._configured("https://accounts.google.com.evil") is None
+
+
+def test_discovery_served_with_a_trailing_slash_only(provider: OidcProvider,
+                                                     verifier: OidcVerifier) -> None:
+    provider.discovery_with_slash = True
+    assert verifier.verify(provider.id_token(sub="u", aud="a")).subject == "u"
+    assert provider.requests[:2] == ["GET /.well-known/openid-configuration",
+                                     "GET /.well-known/openid-configuration/"]
