@@ -72,13 +72,6 @@ def verify_login(session: Session, settings: Any, organization_id: str, token: s
                    "with oauthProviders)")
 
 
-def login_organization(session: Session, settings: Any, organization_id: str, token: str,
-                       public_key_hex: str) -> str:
-    """The organization an OIDC login addressed to ``organization_id`` is for (§6)."""
-    return verify_login(session, settings, organization_id, token, public_key_hex
-                        ).target.organization_id
-
-
 class SessionLength(WireModel):
     """``expirationSeconds`` of a login: whole seconds, 900 when left out."""
 
