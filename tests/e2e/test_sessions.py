@@ -614,15 +614,13 @@ def test_core_otp_login_flow_with_the_official_js_packages(
     message = _js(node, op="getClientSignatureMessageForLogin", token=token,
                   sessionPublicKey=session_key.public_key)
     assert isinstance(message, dict) and message["publicKey"] == client_key.public_key
-    private = hpke.private_key_from_bytes(bytes.fromhex(client_key.private_key))
-    r, s = decode_dss_signature(private.sign(message["message"].encode(),
-                                             ec.ECDSA(hashes.SHA256())))
+    signature = _js(node, op="signRaw", message=message["message"],
+                    publicKey=client_key.public_key, privateKey=client_key.private_key)
     login = parent.otp_login(OtpLoginBody(
         verificationToken=token, publicKey=session_key.public_key,
         clientSignature={"publicKey": client_key.public_key,
                          "scheme": "CLIENT_SIGNATURE_SCHEME_API_P256",
-                         "message": message["message"],
-                         "signature": (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()}))
+                         "message": message["message"], "signature": str(signature)}))
     assert _js(node, op="verifySessionJwtSignature", jwt=login.session,
                notarizer=keys["notarizerPublicKey"]) is True
     assert _js(node, op="verifySessionJwtSignature", jwt=login.session,
@@ -635,4 +633,33 @@ def test_core_otp_login_flow_with_the_official_js_packages(
                  embeddedKey=hpke.private_key_to_bytes(embedded).hex())
     assert opened == _open_bundle(rw.credentialBundle, embedded).hex()
     assert logins.client(_key_of(bytes.fromhex(str(opened)), sub_id, user_id)).get_whoami(
+        GetWhoamiBody()).userId == user_id
+
+
+def test_core_attested_stamper_logs_in_with_stamp_login(
+        node: str, logins: Deployment,
+        mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    """``loginWithOtp``: core's own ``AttestedStamper`` stamps stamp_login to the parent."""
+    email = "core.attested@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "core attested", users=[root_user_params("ca", make_key(), userEmail=email)])
+    client_key = make_key()
+    token = _verify_with_bundle(logins, mailbox_env[0], email, client_key,
+                                logins.root.organization_id)
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                    {"publicKey": client_key.public_key, "expirationSeconds": "900",
+                     "invalidateExisting": True})
+    stamp = _js(node, op="attestedStamp", token=token, body=body.decode(),
+                publicKey=client_key.public_key, privateKey=client_key.private_key)
+    assert isinstance(stamp, dict) and stamp["stampHeaderName"] == "X-Stamp-Attested"
+    response = logins.post("/public/v1/submit/stamp_login", body, {
+        "Content-Type": "application/json", "X-Stamp-Attested": stamp["stampHeaderValue"]})
+    assert response.status_code == 200, response.text
+    session_jwt = response.json()["activity"]["result"]["stampLoginResult"]["session"]
+    assert _js(node, op="verifySessionJwtSignature", jwt=session_jwt,
+               notarizer=_discovery(logins)["notarizerPublicKey"]) is True
+    user_id = result["rootUserIds"][0]
+    assert _jwt_claims(session_jwt)["organization_id"] == sub_id
+    assert logins.client(_session_key(client_key, sub_id, user_id)).get_whoami(
         GetWhoamiBody()).userId == user_id

@@ -10,6 +10,8 @@ import {
   verifySessionJwtSignature,
 } from "@turnkey/crypto";
 import { decodeVerificationToken, getClientSignatureMessageForLogin } from "@turnkey/core";
+import { AttestedStamper } from "@turnkey/core/dist/__stampers__/attested/base.mjs";
+import { ApiKeyStamper, SignatureFormat } from "@turnkey/api-key-stamper";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
@@ -21,6 +23,17 @@ if (req.op === "decodeVerificationToken") {
 } else if (req.op === "getClientSignatureMessageForLogin") {
   result = getClientSignatureMessageForLogin({
     verificationToken: req.token, sessionPublicKey: req.sessionPublicKey });
+} else if (req.op === "signRaw") {
+  // What core does for clientSignature: the API-key stamper's raw r||s signature.
+  const stamper = new ApiKeyStamper({ apiPublicKey: req.publicKey, apiPrivateKey: req.privateKey });
+  result = await stamper.sign(req.message, SignatureFormat.Raw);
+} else if (req.op === "attestedStamp") {
+  // loginWithOtp's X-Stamp-Attested header over the stamp_login body.
+  const stamper = new AttestedStamper(
+    new ApiKeyStamper({ apiPublicKey: req.publicKey, apiPrivateKey: req.privateKey }));
+  stamper.configure({ attestedIdentity: req.token, publicKey: req.publicKey,
+                      scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN" });
+  result = await stamper.stamp(req.body);
 } else if (req.op === "encryptOtpCodeToBundle") {
   result = await encryptOtpCodeToBundle(req.code, req.bundle, req.publicKey, req.signer);
 } else if (req.op === "verifyOtpVerificationToken") {
