@@ -158,6 +158,8 @@ class _IssuerKeys:
     unnamed: list[jwt.PyJWK] = field(default_factory=list)
     fetched_at: float = -1e18
     tried_at: float = -1e18
+    #: Held while this issuer's keys are fetched (other issuers are not held up).
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class JwksCache:
@@ -179,6 +181,7 @@ class JwksCache:
         """
         with self._lock:
             state = self._issuers.setdefault(issuer, _IssuerKeys())
+        with state.lock:
             now = self._clock()
             stale = now - state.fetched_at > JWKS_TTL_S
             unknown = kid is not None and kid not in state.keys
