@@ -482,3 +482,27 @@ def test_production_path_oauth2_authenticate_login_and_master_key_rotation(
     assert who.userId == user_id
     again = _oauth_login(prod, issued, key)
     assert again.status_code == 401, again.text
+
+
+def test_oauth2_authenticate_encrypts_the_bearer_token_to_the_requested_key(
+        dep: Deployment, provider: OidcProvider, node_exe: str) -> None:
+    from infra.crypto import bundles
+
+    root = RawApi(dep, dep.root, dep.root.organization_id)
+    envelope = _js(node_exe, op="encryptOauth2ClientSecret", clientSecret=X_SECRET,
+                   encryptionPublicKey=_discovery(dep)["encryptionPublicKey"])
+    credential_id = root.ok("create_oauth2_credential", "ACTIVITY_TYPE_CREATE_OAUTH2_CREDENTIAL", {
+        "provider": "OAUTH2_PROVIDER_X", "clientId": X_CLIENT,
+        "encryptedClientSecret": envelope})["oauth2CredentialId"]
+    verifier, challenge = pkce_pair()
+    code = provider.authorize(client_id=X_CLIENT, redirect_uri="https://app.example/cb",
+                              code_challenge=challenge, user_id="31337")
+    target = hpke.generate_private_key()
+    issued = root.ok("oauth2_authenticate", "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE", {
+        "oauth2CredentialId": credential_id, "authCode": code,
+        "redirectUri": "https://app.example/cb", "codeVerifier": verifier,
+        "nonce": nonce_for(make_key().public_key),
+        "bearerTokenTargetPublicKey": hpke.uncompressed(target.public_key()).hex()})["oidcToken"]
+    sealed = _claims(issued)["encrypted_bearer_token"]
+    bearer = bundles.open_encrypted_bundle(sealed, target).decode()
+    assert provider.access_tokens[bearer] == "31337"
