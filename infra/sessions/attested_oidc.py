@@ -26,7 +26,13 @@ from infra.identity.ancestry import organization_chain
 from infra.identity.extension import oidc_claims_unverified
 from infra.sessions.attested import ATTESTED_TYPES, SIGNATURE_SCHEME
 from infra.sessions.oauth2 import self_issuer
-from infra.sessions.oidc import InvalidOidcToken, OidcIdentity, accepted_audiences, verifier
+from infra.sessions.oidc import (
+    InvalidOidcToken,
+    OidcIdentity,
+    accepted_audiences,
+    issuer_forms,
+    verifier,
+)
 from infra.sessions.oidc_login import LOGIN_USAGE, expiry, spend_token
 from infra.sessions.tokens import p256_public_key
 from infra.sessions.verification import fingerprint_of
@@ -47,7 +53,7 @@ def _providers(iss: Any, sub: Any, audiences: Any) -> Select[str, str, str]:
     auds = [audiences] if isinstance(audiences, str) else [
         a for a in (audiences if isinstance(audiences, list) else []) if isinstance(a, str)]
     return select(OauthProvider.organization_id, OauthProvider.user_id, OauthProvider.id).where(
-        OauthProvider.issuer == str(iss), OauthProvider.subject == str(sub),
+        OauthProvider.issuer.in_(issuer_forms(str(iss))), OauthProvider.subject == str(sub),
         OauthProvider.audience.in_(auds))
 
 

@@ -152,6 +152,13 @@ def _bare(issuer: str) -> str:
     return issuer.rstrip("/").removeprefix("https://")
 
 
+def issuer_forms(issuer: str) -> tuple[str, ...]:
+    """The spellings of one issuer a stored identity may carry: Google writes ``iss`` as
+    ``https://accounts.google.com`` or ``accounts.google.com``, so both name one user."""
+    bare = _bare(issuer)
+    return (issuer,) if "://" in bare else tuple(dict.fromkeys((issuer, bare, f"https://{bare}")))
+
+
 @dataclass
 class _IssuerKeys:
     keys: dict[str, jwt.PyJWK] = field(default_factory=dict)

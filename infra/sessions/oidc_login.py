@@ -23,7 +23,13 @@ from infra.errors import NotFound, Unauthenticated
 from infra.identity.ancestry import organization_chain
 from infra.identity.extension import oidc_claims_unverified
 from infra.sessions.oauth2 import self_issuer
-from infra.sessions.oidc import OidcIdentity, accepted_audiences, token_hash, verifier
+from infra.sessions.oidc import (
+    OidcIdentity,
+    accepted_audiences,
+    issuer_forms,
+    token_hash,
+    verifier,
+)
 from infra.sessions.tokens import LoginTarget, resolve_login_user
 
 #: What an OIDC token is spent for: one login and one sign-up each.
@@ -53,15 +59,16 @@ def verify_login(session: Session, settings: Any, organization_id: str, token: s
     """
     identity = verifier(settings).verify(token, public_key_hex=public_key_hex,
                                          self_issuer=self_issuer(settings, session))
-    for aud in identity.audiences:
-        try:
-            target = resolve_login_user(session, organization_id,
-                                        oauth=(identity.issuer, identity.subject, aud))
-        except NotFound:
-            continue
-        chain = organization_chain(session, target.organization_id)
-        identity.audience_in(accepted_audiences(session, chain))
-        return OidcLogin(identity, aud, target)
+    for iss in issuer_forms(identity.issuer):
+        for aud in identity.audiences:
+            try:
+                target = resolve_login_user(session, organization_id,
+                                            oauth=(iss, identity.subject, aud))
+            except NotFound:
+                continue
+            chain = organization_chain(session, target.organization_id)
+            identity.audience_in(accepted_audiences(session, chain))
+            return OidcLogin(identity, aud, target)
     identity.audience_in(accepted_audiences(session, organization_chain(session, organization_id)))
     raise NotFound(f"no user with this OIDC identity in organization {organization_id} or its "
                    "sub-organizations: sign up with the token first (create_sub_organization "
