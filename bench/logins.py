@@ -5,10 +5,11 @@ and RabbitMQ vhost, with email delivered to a real SMTP server on loopback (aios
 process). Phases, each with N concurrent clients:
 
 * the trivial Falcon endpoint under the same gunicorn settings (the floor);
-* ``stamp_login``: pre-stamped logins of the root user, each with a new session key (the
-  oldest expiring key is evicted as the per-user limit fills);
-* OTP round trips: ``init_otp_auth`` → the code arrives by SMTP → ``otp_auth`` (credential
-  bundle), one user per client (at most 3 live codes per contact).
+* ``stamp_login``: pre-stamped logins, each with a new session key, spread over one end user
+  per client, each in a sub-organization of its own as apps deploy them (the oldest expiring
+  key is evicted as each user's limit fills);
+* OTP round trips: ``init_otp_auth`` (submitted by the parent) → the code arrives by SMTP →
+  ``otp_auth`` (credential bundle), one user per client (at most 3 live codes per contact).
 
     .venv/bin/python bench/logins.py [--requests 300] [--otp 60] [--concurrency 8]
 """
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,29 +31,49 @@ from bench.harness import Result, TrivialServer, run_load, summary
 from infra.crypto import hpke
 from tests.support import services
 from tests.support.deployment import Deployment, free_port
-from tests.support.keys import make_key
+from tests.support.keys import TestKey, make_key
 from tests.support.mailboxes import Mailbox, code_in, start_smtp, text_part
-from tests.support.raw_api import RawApi
+from tests.support.raw_api import RawApi, create_sub_org, root_user_params
 
 
-def stamped_logins(dep: Deployment, count: int) -> list[tuple[str, bytes, dict[str, str]]]:
-    client = dep.client()
+@dataclass
+class EndUser:
+    """A sub-organization with one root user holding an API key and an email address."""
+
+    organization_id: str
+    key: TestKey
+    email: str
+
+
+def end_users(dep: Deployment, count: int) -> list[EndUser]:
+    api = RawApi(dep, dep.root, dep.root.organization_id)
+    users = []
+    for i in range(count):
+        email = f"bench{i}@example.com"
+        key = make_key()
+        sub_id, _, _ = create_sub_org(api, f"bench {i}", users=[
+            root_user_params(f"bench {i}", key, userEmail=email)])
+        users.append(EndUser(sub_id, key, email))
+    return users
+
+
+def stamped_logins(dep: Deployment, users: list[EndUser],
+                   count: int) -> list[tuple[str, bytes, dict[str, str]]]:
     out = []
     base = int(time.time() * 1000)
     for i in range(count):
+        user = users[i % len(users)]
         body = json.dumps({
             "parameters": {"publicKey": make_key().public_key, "expirationSeconds": "900"},
-            "organizationId": dep.root.organization_id,
+            "organizationId": user.organization_id,
             "timestampMs": str(base + i),
-            "type": "ACTIVITY_TYPE_STAMP_LOGIN"})
-        stamp = client.stamper.stamp(body)
-        out.append((dep.base_url + "/public/v1/submit/stamp_login", body.encode(),
-                    {stamp.stamp_header_name: stamp.stamp_header_value,
-                     "Content-Type": "application/json"}))
+            "type": "ACTIVITY_TYPE_STAMP_LOGIN"}).encode()
+        out.append((dep.base_url + "/public/v1/submit/stamp_login", body,
+                    {"X-Stamp": user.key.stamp(body), "Content-Type": "application/json"}))
     return out
 
 
-def otp_round_trips(dep: Deployment, box: Mailbox, emails: list[str], total: int) -> Result:
+def otp_round_trips(dep: Deployment, box: Mailbox, users: list[EndUser], total: int) -> Result:
     """Each client logs its own user in by email code, ``total`` round trips in all."""
     api = RawApi(dep, dep.root, dep.root.organization_id)
     target = hpke.uncompressed(hpke.generate_private_key().public_key()).hex()
@@ -60,7 +82,8 @@ def otp_round_trips(dep: Deployment, box: Mailbox, emails: list[str], total: int
     latencies: list[float] = []
     ok = [0]
 
-    def worker(email: str) -> None:
+    def worker(user: EndUser) -> None:
+        email = user.email
         while True:
             with lock:
                 if left[0] <= 0:
@@ -69,7 +92,8 @@ def otp_round_trips(dep: Deployment, box: Mailbox, emails: list[str], total: int
             start = time.perf_counter()
             seen = box.count_to(email)
             init = api.submit("init_otp_auth", "ACTIVITY_TYPE_INIT_OTP_AUTH_V3", {
-                "otpType": "OTP_TYPE_EMAIL", "contact": email, "appName": "bench"})
+                "otpType": "OTP_TYPE_EMAIL", "contact": email, "appName": "bench"},
+                user.organization_id)
             good = init.status_code == 200
             if good:
                 while box.count_to(email) == seen:
@@ -77,14 +101,15 @@ def otp_round_trips(dep: Deployment, box: Mailbox, emails: list[str], total: int
                 code = code_in(text_part(box.last_to(email)))
                 otp_id = init.json()["activity"]["result"]["initOtpAuthResultV2"]["otpId"]
                 auth = api.submit("otp_auth", "ACTIVITY_TYPE_OTP_AUTH", {
-                    "otpId": otp_id, "otpCode": code, "targetPublicKey": target})
+                    "otpId": otp_id, "otpCode": code, "targetPublicKey": target},
+                    user.organization_id)
                 good = auth.status_code == 200 and \
                     auth.json()["activity"]["status"] == "ACTIVITY_STATUS_COMPLETED"
             with lock:
                 latencies.append((time.perf_counter() - start) * 1000)
                 ok[0] += int(good)
 
-    threads = [threading.Thread(target=worker, args=(e,)) for e in emails]
+    threads = [threading.Thread(target=worker, args=(u,)) for u in users]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -112,18 +137,13 @@ def main() -> None:
         "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}"})
     trivial = TrivialServer(free_port(), args.http_workers, args.http_threads)
     try:
-        api = RawApi(dep, dep.root, dep.root.organization_id)
-        emails = [f"bench{i}@example.com" for i in range(args.concurrency)]
-        created = api.submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V3", {"users": [
-            {"userName": f"bench {i}", "userEmail": e, "apiKeys": [], "authenticators": [],
-             "oauthProviders": [], "userTags": []} for i, e in enumerate(emails)]})
-        assert created.status_code == 200, created.text
-        run_load("warm-up", stamped_logins(dep, 40), args.concurrency,
+        users = end_users(dep, args.concurrency)
+        run_load("warm-up", stamped_logins(dep, users, 40), args.concurrency,
                  lambda r: r.status_code == 200)
         run_load("warm-up", [(trivial.url, b"{}", {})] * 200, args.concurrency,
                  lambda r: r.status_code == 200)
-        otp_round_trips(dep, box, emails, args.concurrency)
-        load = stamped_logins(dep, args.requests)
+        otp_round_trips(dep, box, users, args.concurrency)
+        load = stamped_logins(dep, users, args.requests)
 
         def completed(r):  # type: ignore[no-untyped-def]
             return r.status_code == 200 and \
@@ -132,7 +152,7 @@ def main() -> None:
         floor = run_load("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in load],
                          args.concurrency, lambda r: r.status_code == 200)
         logins = run_load("stamp_login", load, args.concurrency, completed)
-        otp = otp_round_trips(dep, box, emails, args.otp)
+        otp = otp_round_trips(dep, box, users, args.otp)
         print(f"production path: gunicorn {args.http_workers}x{args.http_threads} gthread, "
               f"PostgreSQL, RabbitMQ, worker processes, SMTP on loopback; "
               f"{args.concurrency} concurrent clients")
