@@ -19,6 +19,8 @@ MODULES: tuple[str, ...] = (
     "infra.identity.quotas",
     "infra.wallets.extension",
     "infra.observability.activities",
+    "infra.sessions.extension",
+    "infra.sessions.oauth_extension",
 )
 
 _loaded = False

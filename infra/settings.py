@@ -35,10 +35,27 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         return float(raw)
     except ValueError as ex:
         raise ValueError(f"{name} must be a number, got {raw!r}") from ex
+
+
 def _log_format(raw: str) -> Literal["text", "json"]:
     if raw in ("text", "json"):
         return raw  # type: ignore[return-value]
     raise ValueError(f"WALLETD_LOG_FORMAT must be text or json, got {raw!r}")
+
+
+def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+#: Issuers of Google, Apple and Facebook ID tokens.
+DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
+                        "https://www.facebook.com")
+#: ``WALLETD_OAUTH2_<NAME>`` variables naming OAuth 2.0 provider endpoints.
+OAUTH2_ENDPOINT_NAMES = ("X_TOKEN_URL", "X_USERINFO_URL", "DISCORD_TOKEN_URL",
+                         "DISCORD_USERINFO_URL")
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,17 @@ class Settings:
             (0: none). The ingress and ``walletd up`` serve them on the API port.
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
+        oidc_issuers: OIDC issuer URLs whose ID tokens logins accept (``WALLETD_OIDC_ISSUERS``).
+        oidc_allow: Hosts/CIDRs that OIDC discovery, JWKS and OAuth 2.0 token requests may
+            reach over plain http or private addresses (``WALLETD_OIDC_ALLOW``).
+        oauth2_endpoints: ``(name, url)`` overrides of the OAuth 2.0 providers' token and
+            user endpoints (``WALLETD_OAUTH2_<PROVIDER>_{TOKEN,USERINFO}_URL``).
+        smtp_url: ``smtp://[user:pass@]host:port[?starttls=true]`` or ``smtps://…`` for
+            one-time codes and links (``WALLETD_SMTP_URL``; empty: write to the outbox dir).
+        email_from: Default sender address (``WALLETD_EMAIL_FROM``).
+        sms_url / sms_account_sid / sms_auth_token / sms_from: A Twilio-compatible REST API
+            (``WALLETD_SMS_URL``, ``_ACCOUNT_SID``, ``_AUTH_TOKEN``, ``_FROM``; empty URL:
+            write to the outbox dir).
     """
 
     data_dir: Path = Path("./data")
@@ -113,6 +141,15 @@ class Settings:
     log_format: Literal["text", "json"] = "text"
     metrics_port: int = 0
     shutdown_timeout_s: int = 30
+    oidc_issuers: tuple[str, ...] = DEFAULT_OIDC_ISSUERS
+    oidc_allow: tuple[str, ...] = ()
+    oauth2_endpoints: tuple[tuple[str, str], ...] = ()
+    smtp_url: str = field(default="", repr=False)
+    email_from: str = "walletd <no-reply@localhost>"
+    sms_url: str = ""
+    sms_account_sid: str = ""
+    sms_auth_token: str = field(default="", repr=False)
+    sms_from: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -152,6 +189,16 @@ class Settings:
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
+            oidc_issuers=_list(e, "WALLETD_OIDC_ISSUERS", DEFAULT_OIDC_ISSUERS),
+            oidc_allow=_list(e, "WALLETD_OIDC_ALLOW"),
+            oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
+                                   if e.get(f"WALLETD_OAUTH2_{n}")),
+            smtp_url=e.get("WALLETD_SMTP_URL", ""),
+            email_from=e.get("WALLETD_EMAIL_FROM", "walletd <no-reply@localhost>"),
+            sms_url=e.get("WALLETD_SMS_URL", ""),
+            sms_account_sid=e.get("WALLETD_SMS_ACCOUNT_SID", ""),
+            sms_auth_token=e.get("WALLETD_SMS_AUTH_TOKEN", ""),
+            sms_from=e.get("WALLETD_SMS_FROM", ""),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -161,10 +208,11 @@ class Settings:
     def for_role(self, role: Role) -> Settings:
         """Settings as a process of ``role`` sees them.
 
-        The ingress never holds the master key: its settings carry no key location.
+        The ingress never holds the master key: its settings carry no key location (nor
+        the mail and SMS credentials: only workers send).
         """
         if role == "ingress":
-            return replace(self, master_key_file="")
+            return replace(self, master_key_file="", smtp_url="", sms_auth_token="")
         return self
 
     @property
