@@ -50,6 +50,15 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        auth_proxy_port: Port of the auth proxy (0: the API port + 1).
+        api_url: The public API's URL as the auth proxy reaches it (empty: ``base_url``).
+        auth_proxy_key_file: The auth proxy's own key (empty: ``<data dir>/auth-proxy-key.json``).
+        auth_proxy_public_key: Its public half, for hosts without the file (uncompressed hex).
+        auth_proxy_config_ttl_s: How long the proxy keeps a configuration before reading it
+            again.
+        auth_proxy_rate_address: Requests per minute one client address may make to the proxy.
+        auth_proxy_rate_contact: OTP initiations one contact may receive per 3 minutes.
+        rate_limit_url: Shared state of the rate limits (``redis://…``; empty: in-process).
     """
 
     data_dir: Path = Path("./data")
@@ -69,6 +78,14 @@ class Settings:
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
     log_level: str = "INFO"
+    auth_proxy_port: int = 0
+    api_url: str = ""
+    auth_proxy_key_file: str = ""
+    auth_proxy_public_key: str = ""
+    auth_proxy_config_ttl_s: int = 5
+    auth_proxy_rate_address: int = 120
+    auth_proxy_rate_contact: int = 3
+    rate_limit_url: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -98,6 +115,14 @@ class Settings:
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+            auth_proxy_port=_int(e, "WALLETD_AUTH_PROXY_PORT", 0),
+            api_url=e.get("WALLETD_API_URL", ""),
+            auth_proxy_key_file=e.get("WALLETD_AUTH_PROXY_KEY_FILE", ""),
+            auth_proxy_public_key=e.get("WALLETD_AUTH_PROXY_PUBLIC_KEY", ""),
+            auth_proxy_config_ttl_s=_int(e, "WALLETD_AUTH_PROXY_CONFIG_TTL_S", 5),
+            auth_proxy_rate_address=_int(e, "WALLETD_AUTH_PROXY_RATE_ADDRESS", 120),
+            auth_proxy_rate_contact=_int(e, "WALLETD_AUTH_PROXY_RATE_CONTACT", 3),
+            rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -127,3 +152,19 @@ class Settings:
             return self.base_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def effective_auth_proxy_port(self) -> int:
+        """The auth proxy's port (the API port + 1 unless set)."""
+        return self.auth_proxy_port or self.port + 1
+
+    @property
+    def effective_auth_proxy_url(self) -> str:
+        """The URL browsers reach the auth proxy at."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.effective_auth_proxy_port}"
+
+    @property
+    def effective_api_url(self) -> str:
+        """The public API's URL as the auth proxy calls it."""
+        return (self.api_url or self.effective_base_url).rstrip("/")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from infra.authproxy.keys import ensure_key_file
 from infra.bootstrap import bootstrap
 from infra.db.migrate import upgrade
 from infra.identity.root import KEY_FILE, ensure_root
@@ -80,6 +81,7 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     services = bootstrap(settings, "cli")
     path = ensure_root(services)
     print(f"root API key written to {path}" if path else "an organization exists already")
+    print(f"auth proxy public key: {ensure_key_file(settings)}")
     return 0
 
 
@@ -94,6 +96,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
     created = ensure_root(services)
+    ensure_key_file(settings)
     key_file = settings.data_dir / KEY_FILE
     print(("created root organization; " if created else "") + f"root API key: {key_file}",
           flush=True)
