@@ -18,6 +18,8 @@ MODULES: tuple[str, ...] = (
     "infra.identity.passkeys",
     "infra.identity.quotas",
     "infra.wallets.extension",
+    "infra.sessions.extension",
+    "infra.sessions.oauth_extension",
 )
 
 _loaded = False

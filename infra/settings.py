@@ -27,6 +27,21 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from ex
 
 
+def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+#: Issuers of Google, Apple and Facebook ID tokens.
+DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
+                        "https://www.facebook.com")
+#: ``WALLETD_OAUTH2_<NAME>`` variables naming OAuth 2.0 provider endpoints.
+OAUTH2_ENDPOINT_NAMES = ("X_TOKEN_URL", "X_USERINFO_URL", "DISCORD_TOKEN_URL",
+                         "DISCORD_USERINFO_URL")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about a walletd process.
@@ -58,7 +73,11 @@ class Settings:
             again.
         auth_proxy_rate_address: Requests per minute one client address may make to the proxy.
         auth_proxy_rate_contact: OTP initiations one contact may receive per 3 minutes.
-        rate_limit_url: Shared state of the rate limits (``redis://…``; empty: in-process).
+        oidc_issuers: OIDC issuer URLs whose ID tokens logins accept (``WALLETD_OIDC_ISSUERS``).
+        oidc_allow: Hosts/CIDRs that OIDC discovery, JWKS and OAuth 2.0 token requests may
+            reach over plain http or private addresses (``WALLETD_OIDC_ALLOW``).
+        oauth2_endpoints: ``(name, url)`` overrides of the OAuth 2.0 providers' token and
+            user endpoints (``WALLETD_OAUTH2_<PROVIDER>_{TOKEN,USERINFO}_URL``).
     """
 
     data_dir: Path = Path("./data")
@@ -85,7 +104,9 @@ class Settings:
     auth_proxy_config_ttl_s: int = 5
     auth_proxy_rate_address: int = 120
     auth_proxy_rate_contact: int = 3
-    rate_limit_url: str = ""
+    oidc_issuers: tuple[str, ...] = DEFAULT_OIDC_ISSUERS
+    oidc_allow: tuple[str, ...] = ()
+    oauth2_endpoints: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -122,7 +143,10 @@ class Settings:
             auth_proxy_config_ttl_s=_int(e, "WALLETD_AUTH_PROXY_CONFIG_TTL_S", 5),
             auth_proxy_rate_address=_int(e, "WALLETD_AUTH_PROXY_RATE_ADDRESS", 120),
             auth_proxy_rate_contact=_int(e, "WALLETD_AUTH_PROXY_RATE_CONTACT", 3),
-            rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
+            oidc_issuers=_list(e, "WALLETD_OIDC_ISSUERS", DEFAULT_OIDC_ISSUERS),
+            oidc_allow=_list(e, "WALLETD_OIDC_ALLOW"),
+            oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
+                                   if e.get(f"WALLETD_OAUTH2_{n}")),
         )
 
     def threads_for(self, queue: str) -> int:

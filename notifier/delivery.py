@@ -6,7 +6,8 @@ to ``https://<address>:<port>/path`` while the ``Host`` header, TLS SNI and cert
 hostname check all use the original host name. A second resolution (DNS rebinding) therefore
 cannot redirect the connection.
 
-Connect and read timeouts are always set, and the whole attempt has a deadline
+Connect and read timeouts are always set (the pinned transport is
+``infra.webhooks.pinned``, shared with the OIDC egress), and the whole attempt has a deadline
 (``total_timeout_s``): a read timeout alone bounds each wait for bytes, so a receiver that
 drips its answer a byte at a time would never be cut off. Every send and every read of the
 response (status line, headers, body excerpt) is given at most the time left until the
@@ -24,40 +25,31 @@ nothing was sent then; everything longer is the retry schedule's job. The result
 from __future__ import annotations
 
 import email.utils
-import functools
-import http.client
-import io
-import math
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 from tenacity import (
     Retrying,
     retry_if_exception,
     stop_after_attempt,
     wait_exponential,
 )
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError
 
 from infra.webhooks.destinations import (
     AllowList,
     DestinationUnresolved,
-    ResolvedDestination,
     Resolver,
     UnsafeDestination,
     parse_destination,
     resolve_destination,
     system_resolver,
 )
+from infra.webhooks.pinned import PinnedAdapter, pinned_url, time_left
 
 USER_AGENT = "walletd-webhooks/1"
 
@@ -113,130 +105,6 @@ class AttemptRecord:
     transport_tries: int = 1
 
 
-class DeadlineExceeded(socket.timeout):
-    """The attempt's deadline passed before this send or read could start."""
-
-
-def _time_left(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise DeadlineExceeded("the attempt's deadline passed")
-    return left
-
-
-class _DeadlineReader(io.RawIOBase):
-    """The response socket, each read bounded by ``min(read timeout, time left)``."""
-
-    def __init__(self, raw: Any, sock: socket.socket, deadline: float) -> None:
-        super().__init__()
-        self._raw = raw
-        self._sock = sock
-        self._deadline = deadline
-        self._per_read = sock.gettimeout()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int | None:
-        left = _time_left(self._deadline)
-        self._sock.settimeout(left if self._per_read is None else min(self._per_read, left))
-        result: int | None = self._raw.readinto(buffer)
-        return result
-
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
-
-
-class _DeadlineResponse(http.client.HTTPResponse):
-    """``http.client``'s response reading through a :class:`_DeadlineReader`."""
-
-    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None,
-                 url: str | None = None, *, deadline: float) -> None:
-        super().__init__(sock, debuglevel, method, url)
-        assert self.fp is not None
-        self.fp = io.BufferedReader(_DeadlineReader(self.fp.detach(), sock, deadline))
-
-
-class _DeadlineConnectionMixin:
-    """Sends and response reads of a connection never run past ``attempt_deadline``."""
-
-    attempt_deadline: float = math.inf
-    sock: socket.socket | None
-
-    def send(self, data: Any) -> None:
-        left = _time_left(self.attempt_deadline)
-        if self.sock is not None:
-            current = self.sock.gettimeout()
-            self.sock.settimeout(left if current is None else min(current, left))
-        super().send(data)  # type: ignore[misc]
-
-    def response_class(self, sock: socket.socket, method: str | None = None) -> _DeadlineResponse:
-        return _DeadlineResponse(sock, method=method, deadline=self.attempt_deadline)
-
-
-class _DeadlineHTTPConnection(_DeadlineConnectionMixin, HTTPConnection):  # type: ignore[misc]
-    pass
-
-
-class _DeadlineHTTPSConnection(_DeadlineConnectionMixin, HTTPSConnection):  # type: ignore[misc]
-    pass
-
-
-class _DeadlinePoolMixin:
-    """A connection pool whose new connections carry the attempt's deadline."""
-
-    def __init__(self, *args: Any, attempt_deadline: float, **kwargs: Any) -> None:
-        self.attempt_deadline = attempt_deadline
-        super().__init__(*args, **kwargs)
-
-    def _new_conn(self) -> Any:
-        conn = super()._new_conn()  # type: ignore[misc]
-        conn.attempt_deadline = self.attempt_deadline
-        return conn
-
-
-class _DeadlineHTTPPool(_DeadlinePoolMixin, HTTPConnectionPool):
-    ConnectionCls = _DeadlineHTTPConnection
-
-
-class _DeadlineHTTPSPool(_DeadlinePoolMixin, HTTPSConnectionPool):
-    ConnectionCls = _DeadlineHTTPSConnection
-
-
-class PinnedAdapter(HTTPAdapter):
-    """A transport adapter whose TLS checks use ``hostname`` while connecting to an address,
-    and whose connections stop sending and reading at ``deadline`` (``time.monotonic``)."""
-
-    def __init__(self, hostname: str, deadline: float = math.inf, **kwargs: Any) -> None:
-        self._hostname = hostname
-        self._deadline = deadline
-        super().__init__(max_retries=0, **kwargs)
-
-    def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
-        """Make SNI and certificate matching use the original host name; bound by the deadline."""
-        pool_kwargs["server_hostname"] = self._hostname
-        pool_kwargs["assert_hostname"] = self._hostname
-        super().init_poolmanager(*args, **pool_kwargs)
-        # The pool manager only calls these (``pool_cls(host, port, **context)``).
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": functools.partial(_DeadlineHTTPPool, attempt_deadline=self._deadline),  # type: ignore[dict-item]
-            "https": functools.partial(_DeadlineHTTPSPool, attempt_deadline=self._deadline),  # type: ignore[dict-item]
-        }
-
-
-def pinned_url(resolved: ResolvedDestination) -> tuple[str, str]:
-    """The URL with the checked address in place of the host, and the ``Host`` header."""
-    dest = resolved.destination
-    address = f"[{resolved.address}]" if ":" in resolved.address else resolved.address
-    default_port = 443 if dest.scheme == "https" else 80
-    name = f"[{dest.host}]" if ":" in dest.host else dest.host
-    host_header = name if dest.port == default_port else f"{name}:{dest.port}"
-    prefix_len = dest.url.index("/", len(dest.scheme) + 3)
-    return f"{dest.scheme}://{address}:{dest.port}{dest.url[prefix_len:]}", host_header
-
-
 def _connect_failed(exc: BaseException) -> bool:
     """True only when the connection was never established, so nothing was sent."""
     if isinstance(exc, requests.exceptions.ConnectTimeout):
@@ -272,7 +140,7 @@ def _post(
     config: DeliveryConfig,
     deadline: float,
 ) -> tuple[int, str, str | None]:
-    left = _time_left(deadline)
+    left = time_left(deadline)
     response = session.post(
         url,
         data=body,

@@ -5,6 +5,12 @@
     walletd keys rewrap            rewrap data keys still under an older version (no new one)
     walletd keys status            versions in the key ring and how many rows each wraps
     walletd keys retire VERSION    stop a version from unwrapping (refused while rows use it)
+    walletd keys service-rotate PURPOSE
+                                   add a version of a service login key (notarizer,
+                                   verification-token, encryption); it signs from now on,
+                                   older versions keep verifying/decrypting
+    walletd keys service-retire PURPOSE VERSION
+                                   delete an older version (what it signed stops verifying)
 
 Running workers pick up a new version on their own (an unknown version makes them re-read
 the key ring file). Only this command and worker processes ever read the key ring.
@@ -22,6 +28,9 @@ from infra.crypto.keyring import (
     retire_keyring_version,
     rotate_keyring_file,
 )
+from infra.errors import InvalidRequest
+from infra.sessions.extension import service_keys
+from infra.sessions.service_keys import PURPOSES, public_versions, retire_version
 from infra.settings import Settings
 from infra.wallets.custody import custody_of, rewrap_all, versions_in_use
 
@@ -35,6 +44,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("status", help="key ring versions and the rows each one wraps")
     retire = sub.add_parser("retire", help="retire a master-key version no row uses")
     retire.add_argument("version", type=int)
+    service_rotate = sub.add_parser("service-rotate", help="add a version of a service key")
+    service_rotate.add_argument("purpose", choices=PURPOSES)
+    service_retire = sub.add_parser("service-retire", help="delete an older service key version")
+    service_retire.add_argument("purpose", choices=PURPOSES)
+    service_retire.add_argument("version", type=int)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -50,8 +64,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return _rewrap(settings)
         if args.keys_command == "status":
             return _status(settings, path)
+        if args.keys_command == "service-rotate":
+            return _service_rotate(settings, args.purpose)
+        if args.keys_command == "service-retire":
+            return _service_retire(settings, args.purpose, args.version)
         return _retire(settings, path, args.version)
-    except KeyringUnavailable as err:
+    except (KeyringUnavailable, InvalidRequest) as err:
         print(err.message, file=sys.stderr)
         return 1
 
@@ -87,6 +105,29 @@ def _status(settings: Settings, path: str) -> int:
         key = keyring.keys[version]
         state = "current" if version == keyring.current else ("retired" if key.retired else "active")
         print(f"version {version}: {state}, wraps {usage.get(version, 0)} rows")
+    with services.uow() as uow:
+        for purpose in PURPOSES:
+            versions = public_versions(uow.session, purpose)
+            listed = ", ".join(f"v{v.version}" + (" (current)" if i == 0 else "")
+                               for i, v in enumerate(versions))
+            print(f"service key {purpose}: {listed or 'not created yet'}")
+    return 0
+
+
+def _service_rotate(settings: Settings, purpose: str) -> int:
+    services = bootstrap(settings, "cli")
+    with services.uow() as uow:
+        version = service_keys(services).add_version(uow.session, purpose)
+    print(f"service key {purpose} version {version} is current; older versions keep verifying "
+          "until retired")
+    return 0
+
+
+def _service_retire(settings: Settings, purpose: str, version: int) -> int:
+    services = bootstrap(settings, "cli")
+    with services.uow() as uow:
+        retire_version(uow.session, purpose, version)
+    print(f"service key {purpose} version {version} is retired")
     return 0
 
 

@@ -18,7 +18,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -115,6 +115,12 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
     return name, issuer, aud, subject
 
 
+#: Called as ``hook(session, oidc_token, organization_id, user_id, now)`` when a provider is
+#: bound from an ``oidcToken`` (a sign-up): ``infra.sessions.oidc_login`` spends the token's
+#: one sign-up there.
+OIDC_TOKEN_HOOKS: list[Callable[[Session, str, str, str, datetime], None]] = []
+
+
 def add_oauth_provider(
     session: Session,
     organization_id: str,
@@ -130,6 +136,10 @@ def add_oauth_provider(
         AlreadyExists: the identity is bound to a user of the organization already.
     """
     name, issuer, audience, subject = provider_identity(params, field)
+    token = params.get("oidcToken")
+    if isinstance(token, str) and token:
+        for hook in OIDC_TOKEN_HOOKS:
+            hook(session, token, organization_id, user_id, now)
 
     row = OauthProvider(
         organization_id=organization_id,

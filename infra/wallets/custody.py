@@ -38,14 +38,17 @@ log = logging.getLogger(__name__)
 CUSTODY = "wallets.custody"
 SIGNER_NAME = "bundle-signer"
 RELOAD_CHECK_S = 1.0
-SEALED_TABLES: tuple[type[Any], ...] = (Wallet, PrivateKey, ImportTarget, ServiceKey)
+#: Tables with ``wrapped_key`` / ``ciphertext`` columns; other concepts append theirs (each
+#: such model names its context with a ``SEALED_KIND`` class attribute).
+SEALED_TABLES: list[type[Any]] = [Wallet, PrivateKey, ImportTarget, ServiceKey]
 
 
 def row_context(row: Any) -> bytes:
     """The associated data binding a sealed secret to its row."""
     if isinstance(row, ServiceKey):
         return f"service_key:{row.name}".encode()
-    kind = {Wallet: "wallet", PrivateKey: "private_key", ImportTarget: "import_target"}[type(row)]
+    kind = getattr(type(row), "SEALED_KIND", None) or {
+        Wallet: "wallet", PrivateKey: "private_key", ImportTarget: "import_target"}[type(row)]
     return f"{kind}:{row.id}".encode()
 
 

@@ -1,0 +1,53 @@
+"""``oauth``: an OIDC token (nonce-bound to ``targetPublicKey``) for a credential bundle.
+
+The legacy OAuth flow: the token names the user as for ``oauth_login``; a fresh P-256 key
+becomes an expiring ``CREDENTIAL_TYPE_OAUTH_KEY_P256`` API key of that user and its private
+half is HPKE-encrypted to ``targetPublicKey`` (PROTOCOL.md §5.2, opened by
+``decryptCredentialBundle``). A token logs in once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.messaging import queues
+from infra.sessions.oidc import MAX_TOKEN_LENGTH
+from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
+from infra.sessions.tokens import add_login_credential, credential_bundle, new_session_key
+
+
+class Params(SessionLength):
+    """``v1OauthIntent``."""
+
+    oidc_token: str = Field(min_length=1, max_length=MAX_TOKEN_LENGTH)
+    target_public_key: str = Field(min_length=1, max_length=160)
+    api_key_name: str | None = Field(default=None, max_length=256)
+    invalidate_existing: bool = False
+
+
+def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
+                         params.oidc_token, params.target_public_key)
+    spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
+    public_key, private_key = new_session_key()
+    bundle = credential_bundle(params.target_public_key, private_key)
+    api_key_id = add_login_credential(
+        ctx, user_id=login.target.user_id, public_key_hex=public_key,
+        expiration_seconds=params.seconds, invalidate_existing=params.invalidate_existing,
+        name=params.api_key_name or f"Oauth - {ctx.now.isoformat()}",
+        credential_type="CREDENTIAL_TYPE_OAUTH_KEY_P256")
+    return {"userId": login.target.user_id, "apiKeyId": api_key_id, "credentialBundle": bundle}
+
+
+SPEC = ActivitySpec(
+    path="oauth",
+    versions=(Version("ACTIVITY_TYPE_OAUTH", Params, "oauthIntent", "oauthResult"),),
+    execute=execute,
+    pool=queues.ACCOUNTS,
+    resource="AUTH",
+    action="CREATE",
+    parent_may_submit=True,
+)

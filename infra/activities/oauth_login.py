@@ -1,0 +1,55 @@
+"""``oauth_login``: an OIDC token (nonce-bound to ``publicKey``) for a session JWT.
+
+The token's ``(iss, sub, aud)`` names the user through their OAuth providers, in the
+organization addressed or one of its sub-organizations (``infra.sessions.oidc_login``);
+``publicKey`` becomes an expiring login credential of that user and the result is a session
+JWT signed by the notarizer key. A token logs in once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.messaging import queues
+from infra.sessions.oidc import MAX_TOKEN_LENGTH
+from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
+from infra.sessions.tokens import add_login_credential, issue_session_jwt, p256_public_key
+
+
+class Params(SessionLength):
+    """``v1OauthLoginIntent``."""
+
+    oidc_token: str = Field(min_length=1, max_length=MAX_TOKEN_LENGTH)
+    public_key: str = Field(min_length=1, max_length=160)
+    invalidate_existing: bool = False
+    session_profile_id: str | None = Field(default=None, max_length=64)
+
+
+def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    public_key = p256_public_key(params.public_key, "publicKey")
+    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
+                         params.oidc_token, params.public_key)
+    spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
+    add_login_credential(ctx, user_id=login.target.user_id, public_key_hex=public_key,
+                         expiration_seconds=params.seconds,
+                         invalidate_existing=params.invalidate_existing,
+                         name=f"OAuth Login - {ctx.now.isoformat()}")
+    session_jwt = issue_session_jwt(
+        ctx.services, user_id=login.target.user_id, organization_id=login.target.organization_id,
+        public_key_hex=public_key, session_type="SESSION_TYPE_READ_WRITE",
+        expiration_seconds=params.seconds, now=ctx.now, session=ctx.session)
+    return {"session": session_jwt}
+
+
+SPEC = ActivitySpec(
+    path="oauth_login",
+    versions=(Version("ACTIVITY_TYPE_OAUTH_LOGIN", Params, "oauthLoginIntent", "oauthLoginResult"),),
+    execute=execute,
+    pool=queues.ACCOUNTS,
+    resource="AUTH",
+    action="CREATE",
+    parent_may_submit=True,
+)

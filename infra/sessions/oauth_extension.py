@@ -1,0 +1,21 @@
+"""Plugs the OAuth / OIDC half of sessions into shared mechanisms.
+
+* ``infra.wallets.custody.SEALED_TABLES``: OAuth 2.0 client secrets are sealed rows, so
+  ``walletd keys rotate`` rewraps them and ``walletd keys status`` counts them;
+* ``infra.identity.extension.OIDC_TOKEN_HOOKS``: a sign-up binding an OAuth provider from
+  an ``oidcToken`` spends the token's one sign-up (:func:`~infra.sessions.oidc_login.spend_signup`);
+* ``infra.sessions.attested.SCHEMES``: the ``STAMP_ATTESTED_SCHEME_P256_OIDC`` scheme of
+  ``X-Stamp-Attested`` (``infra.sessions.attested_oidc``).
+"""
+
+from __future__ import annotations
+
+from infra.db.models.oauth import Oauth2Credential
+from infra.identity.extension import OIDC_TOKEN_HOOKS
+from infra.sessions.oidc_login import spend_signup
+from infra.wallets.custody import SEALED_TABLES
+
+if Oauth2Credential not in SEALED_TABLES:
+    SEALED_TABLES.append(Oauth2Credential)
+if spend_signup not in OIDC_TOKEN_HOOKS:
+    OIDC_TOKEN_HOOKS.append(spend_signup)
