@@ -78,6 +78,10 @@ class Settings:
             reach over plain http or private addresses (``WALLETD_OIDC_ALLOW``).
         oauth2_endpoints: ``(name, url)`` overrides of the OAuth 2.0 providers' token and
             user endpoints (``WALLETD_OAUTH2_<PROVIDER>_{TOKEN,USERINFO}_URL``).
+        rate_limit_url: Where rate-limit state lives (``WALLETD_RATE_LIMIT_URL``):
+            ``redis://…`` (shared by every ingress process) or ``memory://`` (one process).
+            Empty: the broker's Redis when the broker is Redis, else ``memory://``; see
+            :attr:`effective_rate_limit_url`.
     """
 
     data_dir: Path = Path("./data")
@@ -107,6 +111,7 @@ class Settings:
     oidc_issuers: tuple[str, ...] = DEFAULT_OIDC_ISSUERS
     oidc_allow: tuple[str, ...] = ()
     oauth2_endpoints: tuple[tuple[str, str], ...] = ()
+    rate_limit_url: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -147,6 +152,7 @@ class Settings:
             oidc_allow=_list(e, "WALLETD_OIDC_ALLOW"),
             oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
                                    if e.get(f"WALLETD_OAUTH2_{n}")),
+            rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -168,6 +174,19 @@ class Settings:
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'walletd.sqlite3').resolve()}"
+
+    @property
+    def effective_rate_limit_url(self) -> str:
+        """Where rate-limit state lives: the setting, else the broker's Redis, else memory.
+
+        With RabbitMQ and several ingress processes, set ``WALLETD_RATE_LIMIT_URL`` to a
+        Redis: in memory, each process counts only its own requests.
+        """
+        if self.rate_limit_url:
+            return self.rate_limit_url
+        if self.broker_url.startswith(("redis://", "rediss://")):
+            return self.broker_url
+        return "memory://"
 
     @property
     def effective_base_url(self) -> str:
