@@ -20,6 +20,7 @@ MODULES: tuple[str, ...] = (
     "infra.wallets.extension",
     "infra.sessions.extension",
     "infra.sessions.oauth_extension",
+    "infra.authproxy.extension",
 )
 
 _loaded = False

@@ -4,6 +4,7 @@ Commands:
     up          embedded default: SQLite under the data dir, in-process broker and worker
                 threads, the API on one port (creates the root organization on first start)
     ingress     the public API under gunicorn (production)
+    auth-proxy  the auth proxy under gunicorn (production; `up` serves it on the API port + 1)
     worker      dramatiq worker processes for the given queues (production)
     migrate     bring the database schema up to date
     bootstrap   create the root organization and API key if the database is empty
@@ -56,6 +57,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["port"] = args.port
     if getattr(args, "host", None):
         changes["host"] = args.host
+    if getattr(args, "auth_proxy_port", None):
+        changes["auth_proxy_port"] = args.auth_proxy_port
     from pathlib import Path
 
     if "data_dir" in changes:
@@ -89,6 +92,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+    from authproxy.app import create_app as create_proxy_app
     from ingress.app import create_app
     from walletd.processes import declare_all, start_workers
 
@@ -115,12 +119,17 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
     httpd = make_server(settings.host, settings.port, app, server_class=Server,
                         handler_class=QuietHandler)
+    proxyd = make_server(settings.host, settings.effective_auth_proxy_port,
+                         create_proxy_app(settings), server_class=Server, handler_class=QuietHandler)
     print(f"walletd listening on {settings.effective_base_url}", flush=True)
-    serving = threading.Thread(target=httpd.serve_forever, daemon=True)
-    serving.start()
+    print(f"auth proxy listening on {settings.effective_auth_proxy_url}", flush=True)
+    print(f"dashboard: {settings.effective_base_url}/dashboard", flush=True)
+    for server in (httpd, proxyd):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         _wait_for_signal()
     finally:
+        proxyd.shutdown()
         httpd.shutdown()
         stop.set()
         worker.stop()
@@ -147,6 +156,32 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
             return create_app(bootstrap(settings, "ingress"))
 
     Ingress().run()
+    return 0
+
+
+def cmd_auth_proxy(args: argparse.Namespace, settings: Settings) -> int:
+    from gunicorn.app.base import BaseApplication
+
+    from authproxy.app import create_app
+
+    print(f"auth proxy public key: {ensure_key_file(settings)}", flush=True)
+    if args.init_key:
+        return 0
+
+    class AuthProxy(BaseApplication):
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{settings.host}:{settings.effective_auth_proxy_port}")
+            self.cfg.set("workers", args.workers or settings.http_workers)
+            self.cfg.set("threads", args.threads or settings.http_threads)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("accesslog", None)
+            self.cfg.set("graceful_timeout", 10)
+            self.cfg.set("keepalive", 5)
+
+        def load(self) -> Any:
+            return create_app(settings)
+
+    AuthProxy().run()
     return 0
 
 
@@ -211,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--data-dir")
     up.add_argument("--port", type=int)
     up.add_argument("--host")
+    up.add_argument("--auth-proxy-port", type=int, dest="auth_proxy_port",
+                    help="port of the auth proxy (default: the API port + 1)")
     up.set_defaults(run=cmd_up)
     ing = sub.add_parser("ingress", help="the public API under gunicorn")
     ing.add_argument("--port", type=int)
@@ -218,6 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--workers", type=int)
     ing.add_argument("--threads", type=int)
     ing.set_defaults(run=cmd_ingress)
+    prx = sub.add_parser("auth-proxy", help="the auth proxy under gunicorn (reaches the API at "
+                         "WALLETD_API_URL)")
+    prx.add_argument("--port", type=int, dest="auth_proxy_port")
+    prx.add_argument("--host")
+    prx.add_argument("--workers", type=int)
+    prx.add_argument("--threads", type=int)
+    prx.add_argument("--init-key", action="store_true",
+                     help="create the proxy key file if missing, print its public half, exit")
+    prx.set_defaults(run=cmd_auth_proxy)
     wrk = sub.add_parser("worker", help="dramatiq worker processes")
     wrk.add_argument("--queues", help=f"comma-separated, default all: {','.join(queues.ALL)}")
     wrk.add_argument("--processes", type=int)

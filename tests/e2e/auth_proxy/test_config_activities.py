@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from infra.crypto import hpke
+from tests.e2e.auth_proxy.conftest import Proxied
 from tests.support.auth_proxy import config_body, proxy_api_key, read_config
-from tests.support.deployment import Deployment, make_organization
+from tests.support.deployment import make_organization
 from tests.support.keys import make_key
 from tests.support.raw_api import RawApi, root_user_params
 
@@ -47,10 +48,10 @@ EVERY_FIELD: dict[str, Any] = {
 
 
 @pytest.fixture
-def org(embedded: Deployment) -> RawApi:
+def org(proxied: Proxied) -> RawApi:
     """A fresh top-level organization whose root user configures its proxy."""
-    key = make_organization(embedded, "proxy tenant")
-    return RawApi(embedded, key, key.organization_id)
+    key = make_organization(proxied.dep, "proxy tenant")
+    return RawApi(proxied.dep, key, key.organization_id)
 
 
 def _config(api: RawApi) -> dict[str, Any]:

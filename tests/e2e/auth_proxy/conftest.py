@@ -1,0 +1,74 @@
+"""A ``walletd up`` whose auth proxy the tests call, and organizations that enabled it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+
+from tests.support.deployment import Deployment, free_port, make_organization
+from tests.support.raw_api import RawApi
+
+
+@dataclass
+class Proxied:
+    """A deployment and the URL of its auth proxy."""
+
+    dep: Deployment
+    proxy_url: str
+
+    def call(self, name: str, body: dict[str, Any] | bytes | None, config_id: str | None,
+             origin: str | None = None, **headers: str) -> requests.Response:
+        """``POST /v1/<name>`` as a browser on ``origin`` would."""
+        sent = dict(headers)
+        if config_id is not None:
+            sent["X-Auth-Proxy-Config-Id"] = config_id
+        if origin is not None:
+            sent["Origin"] = origin
+        if isinstance(body, dict):
+            return requests.post(f"{self.proxy_url}/v1/{name}", json=body, headers=sent, timeout=30)
+        return requests.post(f"{self.proxy_url}/v1/{name}", data=body, headers=sent, timeout=30)
+
+
+def start(tmp: Any, **env: str) -> Proxied:
+    port = free_port()
+    dep = Deployment.embedded(tmp, extra_env={"WALLETD_AUTH_PROXY_PORT": str(port),
+                                              "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "1", **env})
+    return Proxied(dep, f"http://127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="package")
+def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
+    running = start(tmp_path_factory.mktemp("proxied"))
+    yield running
+    running.dep.stop()
+
+
+@dataclass
+class Tenant:
+    """A top-level organization with its auth proxy enabled."""
+
+    api: RawApi
+    config_id: str
+    proxy_user_id: str
+
+    def update(self, **fields: Any) -> None:
+        self.api.ok("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", fields)
+
+
+def new_tenant(dep: Deployment, **fields: Any) -> Tenant:
+    key = make_organization(dep, "proxy tenant")
+    api = RawApi(dep, key, key.organization_id)
+    user_id = api.ok("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {})["userId"]
+    tenant = Tenant(api, api.read("get_auth_proxy_config")["config"]["configId"], user_id)
+    if fields:
+        tenant.update(**fields)
+    return tenant
+
+
+@pytest.fixture
+def tenant(proxied: Proxied) -> Tenant:
+    return new_tenant(proxied.dep)
