@@ -15,6 +15,7 @@ import falcon
 from authproxy import routes
 from authproxy.gate import Gate, check_rate, config_of, set_retry_after
 from authproxy.upstream import Forwarded, Upstream
+from infra.authproxy import invalidation
 from infra.authproxy.keys import ProxyKey
 from infra.envelope import parse_json_object
 from infra.errors import WalletError
@@ -78,6 +79,7 @@ def create_app(settings: Settings, *, upstream: Upstream | None = None,
     upstream = upstream or Upstream(settings.effective_api_url, ProxyKey.load(settings),
                                     settings.auth_proxy_config_ttl_s)
     limiter = limiter or from_url(settings.effective_rate_limit_url)
+    invalidation.subscribe(upstream.forget, settings.effective_rate_limit_url)
     app = falcon.App(middleware=[Gate(upstream, limiter, settings.auth_proxy_rate_address)],
                      cors_enable=False)
     app.req_options.strip_url_path_trailing_slash = True

@@ -1,8 +1,10 @@
-"""The auth proxy's OAuth client ids are audiences OIDC logins accept.
+"""The auth proxy's hooks into shared mechanisms.
 
-``walletKitSettings.oauthClientIds`` of an organization's enabled proxy configuration join
-the client ids its OAuth providers and OAuth 2.0 credentials register
-(``infra.sessions.oidc.AUDIENCE_SOURCES``).
+- ``walletKitSettings.oauthClientIds`` of an organization's enabled proxy configuration join
+  the client ids its OAuth providers and OAuth 2.0 credentials register
+  (``infra.sessions.oidc.AUDIENCE_SOURCES``): they are audiences OIDC logins accept.
+- A completed configuration change is published to the proxy processes
+  (``infra.authproxy.invalidation``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from infra.authproxy import invalidation
+from infra.bootstrap import WORKER_HOOKS
 from infra.db.models.auth_proxy import AuthProxyConfig
+from infra.pipeline import lifecycle
 from infra.sessions.oidc import AUDIENCE_SOURCES
 
 
@@ -28,3 +33,5 @@ def proxy_client_ids(session: Session, organization_ids: Sequence[str]) -> Itera
 
 if proxy_client_ids not in AUDIENCE_SOURCES:
     AUDIENCE_SOURCES.append(proxy_client_ids)
+    lifecycle.LISTENERS.append(invalidation.on_activity_change)
+    WORKER_HOOKS.append(invalidation.install)

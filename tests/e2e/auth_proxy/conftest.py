@@ -36,7 +36,7 @@ class Proxied:
 def start(tmp: Any, **env: str) -> Proxied:
     port = free_port()
     dep = Deployment.embedded(tmp, extra_env={"WALLETD_AUTH_PROXY_PORT": str(port),
-                                              "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "1", **env})
+                                              "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600", **env})
     return Proxied(dep, f"http://127.0.0.1:{port}")
 
 

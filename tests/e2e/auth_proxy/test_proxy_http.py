@@ -27,7 +27,7 @@ def _wire_error(response: requests.Response, status: int) -> dict[str, Any]:
 
 
 def _eventually(check: Any, timeout: float = 20.0) -> Any:
-    """Poll ``check`` until it returns something truthy (the proxy's config cache expires)."""
+    """Poll ``check`` until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while True:
         result = check()
