@@ -82,6 +82,12 @@ class Settings:
             ``redis://…`` (shared by every ingress process) or ``memory://`` (one process).
             Empty: the broker's Redis when the broker is Redis, else ``memory://``; see
             :attr:`effective_rate_limit_url`.
+        smtp_url: ``smtp://[user:pass@]host:port[?starttls=true]`` or ``smtps://…`` for
+            one-time codes and links (``WALLETD_SMTP_URL``; empty: write to the outbox dir).
+        email_from: Default sender address (``WALLETD_EMAIL_FROM``).
+        sms_url / sms_account_sid / sms_auth_token / sms_from: A Twilio-compatible REST API
+            (``WALLETD_SMS_URL``, ``_ACCOUNT_SID``, ``_AUTH_TOKEN``, ``_FROM``; empty URL:
+            write to the outbox dir).
     """
 
     data_dir: Path = Path("./data")
@@ -112,6 +118,12 @@ class Settings:
     oidc_allow: tuple[str, ...] = ()
     oauth2_endpoints: tuple[tuple[str, str], ...] = ()
     rate_limit_url: str = ""
+    smtp_url: str = field(default="", repr=False)
+    email_from: str = "walletd <no-reply@localhost>"
+    sms_url: str = ""
+    sms_account_sid: str = ""
+    sms_auth_token: str = field(default="", repr=False)
+    sms_from: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -153,6 +165,12 @@ class Settings:
             oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
                                    if e.get(f"WALLETD_OAUTH2_{n}")),
             rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
+            smtp_url=e.get("WALLETD_SMTP_URL", ""),
+            email_from=e.get("WALLETD_EMAIL_FROM", "walletd <no-reply@localhost>"),
+            sms_url=e.get("WALLETD_SMS_URL", ""),
+            sms_account_sid=e.get("WALLETD_SMS_ACCOUNT_SID", ""),
+            sms_auth_token=e.get("WALLETD_SMS_AUTH_TOKEN", ""),
+            sms_from=e.get("WALLETD_SMS_FROM", ""),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -162,10 +180,11 @@ class Settings:
     def for_role(self, role: Role) -> Settings:
         """Settings as a process of ``role`` sees them.
 
-        The ingress never holds the master key: its settings carry no key location.
+        The ingress never holds the master key: its settings carry no key location (nor
+        the mail and SMS credentials: only workers send).
         """
         if role == "ingress":
-            return replace(self, master_key_file="")
+            return replace(self, master_key_file="", smtp_url="", sms_auth_token="")
         return self
 
     @property

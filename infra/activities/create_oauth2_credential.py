@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.clock import new_id
 from infra.db.models.oauth import Oauth2Credential
 from infra.messaging import queues
 from infra.sessions.extension import service_keys
@@ -38,11 +39,12 @@ class Params(WireModel):
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     secret = open_client_secret(service_keys(ctx.services), ctx.session,
                                 params.encrypted_client_secret)
-    row = Oauth2Credential(organization_id=ctx.organization_id, provider=params.provider,
-                           client_id=params.client_id, created_at=ctx.now, updated_at=ctx.now)
+    row = Oauth2Credential(id=new_id(), organization_id=ctx.organization_id,
+                           provider=params.provider, client_id=params.client_id,
+                           created_at=ctx.now, updated_at=ctx.now)
+    store_credential(custody_of(ctx.services), row, params.encrypted_client_secret, secret)
     ctx.session.add(row)
     ctx.session.flush()
-    store_credential(custody_of(ctx.services), row, params.encrypted_client_secret, secret)
     return {"oauth2CredentialId": row.id}
 
 

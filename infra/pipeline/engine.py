@@ -171,6 +171,9 @@ OWN_CREDENTIAL_KINDS = frozenset(
      "DELETE_AUTHENTICATORS", "DELETE_OAUTH_PROVIDERS"}
 )  # fmt: skip
 VOTE_KINDS = frozenset({"APPROVE_ACTIVITY", "REJECT_ACTIVITY"})
+#: Sessions for the requester's own user (stamp_login has no userId: always its own).
+OWN_SESSION_KINDS = frozenset({"STAMP_LOGIN", "CREATE_READ_ONLY_SESSION",
+                               "CREATE_READ_WRITE_SESSION"})
 
 
 def _run(text: str, field_name: str, env: Mapping[str, Any]) -> bool:
@@ -213,6 +216,9 @@ def _default_allows(proposal: Proposal) -> str | None:
         return "default: the submitter, root users and named approvers may vote"
     if kind in OWN_CREDENTIAL_KINDS and proposal.parameters.get("userId") == proposal.requester_id:
         return "default: users may manage their own credentials"
+    if (kind in OWN_SESSION_KINDS and "email" not in proposal.parameters
+            and proposal.parameters.get("userId", proposal.requester_id) == proposal.requester_id):
+        return "default: users may log themselves in"
     return None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -95,7 +96,12 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
     moment = now()
     with services.uow() as uow:
         session = uow.session
-        principal = authenticate(session, headers, body, envelope.organization_id, moment)
+        login = bool(spec.extra.get("login"))
+        principal = authenticate(session, headers, body, envelope.organization_id, moment,
+                                 resolve_sub_organizations=login)
+        if login and principal.organization_id != envelope.organization_id:
+            # A login lands in the user's own organization (PROTOCOL.md §6).
+            envelope = replace(envelope, organization_id=principal.organization_id)
         # Tenancy before anything about the body: a parent acting in a sub-organization is
         # a 403 whatever it sent.
         if principal.organization_id != envelope.organization_id and not spec.parent_may_submit:

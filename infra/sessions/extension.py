@@ -10,6 +10,10 @@ from sqlalchemy.orm import Session
 from infra.bootstrap import WORKER_HOOKS
 from infra.discovery import DISCOVERY_KEYS
 from infra.errors import Internal, Unavailable
+from infra.pipeline.lifecycle import LISTENERS
+from infra.sessions import attested as attested_scheme  # noqa: F401  (X-Stamp-Attested)
+from infra.sessions import redaction
+from infra.sessions.otp import count_failed_attempt
 from infra.sessions.service_keys import DISCOVERY_NAMES, ServiceKeys, current_public_key
 from infra.wallets import extension as wallets_extension  # noqa: F401  (custody hook first)
 from infra.wallets.custody import custody_of
@@ -59,3 +63,6 @@ if discovery_section not in DISCOVERY_KEYS:
     DISCOVERY_KEYS.append(discovery_section)
 if install not in WORKER_HOOKS:
     WORKER_HOOKS.append(install)
+if count_failed_attempt not in LISTENERS:
+    LISTENERS.append(count_failed_attempt)
+redaction.install(LISTENERS)

@@ -38,11 +38,12 @@ from jwt.exceptions import (
     MissingRequiredClaimError,
     PyJWKError,
 )
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from infra.db.models.identity import OauthProvider
 from infra.db.models.oauth import Oauth2Credential
+from infra.db.models.organizations import Organization
 from infra.errors import InvalidRequest
 from infra.sessions.egress import Egress, UpstreamUnavailable
 
@@ -119,8 +120,12 @@ AUDIENCE_SOURCES: list[AudienceSource] = []
 
 
 def _provider_audiences(session: Session, organization_ids: Sequence[str]) -> Iterable[str]:
-    return session.scalars(select(OauthProvider.audience).distinct().where(
-        OauthProvider.organization_id.in_(list(organization_ids))))
+    """Audiences of the OAuth providers of the organizations and of their sub-organizations
+    (an app's users sign up into sub-organizations of the app's organization)."""
+    children = select(Organization.id).where(Organization.parent_id.in_(list(organization_ids)))
+    return session.scalars(select(OauthProvider.audience).distinct().where(or_(
+        OauthProvider.organization_id.in_(list(organization_ids)),
+        OauthProvider.organization_id.in_(children))))
 
 
 def _credential_client_ids(session: Session, organization_ids: Sequence[str]) -> Iterable[str]:
@@ -132,7 +137,8 @@ AUDIENCE_SOURCES.extend([_provider_audiences, _credential_client_ids])
 
 
 def accepted_audiences(session: Session, organization_ids: Sequence[str]) -> set[str]:
-    """Every client id registered in ``organization_ids`` (an organization and its parent)."""
+    """Every client id registered in ``organization_ids`` (an organization and its parent):
+    its users' OAuth providers (its sub-organizations' too) and its OAuth 2.0 credentials."""
     out: set[str] = set()
     for source in AUDIENCE_SOURCES:
         out.update(source(session, organization_ids))
