@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from authproxy.tokens import check_signup
 from authproxy.upstream import Config, Upstream
 from infra.authproxy.config import SOCIAL_METHODS, enabled_providers
 from infra.errors import InvalidRequest, NotFound, PermissionDenied
@@ -176,6 +177,12 @@ def _signup(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[st
     signature = _client_signature(body, "to sign up with a verification token") if token else None
     email = _text(body, "userEmail", required=False)
     phone = _text(body, "userPhoneNumber", required=False)
+    if (email or phone) and not token:
+        raise InvalidRequest("signing up with an email or phone number needs the verificationToken "
+                             "of a verified one-time code for it (otp_init, then otp_verify)",
+                             field="verificationToken")
+    if token and signature is not None:
+        check_signup(upstream.token_keys, body, token, signature)
     lists = {name: body.get(name) or [] for name in ("apiKeys", "authenticators", "oauthProviders")}
     for name, value in lists.items():
         if not isinstance(value, list):

@@ -17,6 +17,7 @@ from typing import Any
 
 import requests
 
+from authproxy.tokens import TokenKeys
 from infra.authproxy.keys import ProxyKey, stamp_with
 from infra.authproxy.lookup import PATH as CONFIG_PATH
 from infra.clock import now_ms
@@ -67,6 +68,7 @@ class Upstream:
         self._cache: dict[str, tuple[float, Config]] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
+        self.token_keys = TokenKeys(self.api_url)
 
     def _http(self) -> requests.Session:
         http = getattr(self._local, "http", None)

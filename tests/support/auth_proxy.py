@@ -42,3 +42,24 @@ def proxy_api_key(dep: Deployment, config_id: str) -> TestKey:
         assert public == config["apiPublicKey"]
         return TestKey("API_KEY_CURVE_P256", public,
                        format(private.private_numbers().private_value, "064x"), private)
+
+
+def client_signature(key: TestKey, message: dict[str, Any]) -> dict[str, str]:
+    """``v1ClientSignature`` as ``@turnkey/core`` makes it: raw r‖s over the JSON message."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    text = json.dumps(message, separators=(",", ":"))
+    private = hpke.private_key_from_bytes(bytes.fromhex(key.private_key))
+    r, s = decode_dss_signature(private.sign(text.encode(), ec.ECDSA(hashes.SHA256())))
+    return {"publicKey": key.public_key, "scheme": "CLIENT_SIGNATURE_SCHEME_API_P256",
+            "message": text, "signature": (r.to_bytes(32, "big") + s.to_bytes(32, "big")).hex()}
+
+
+def token_claims(token: str) -> dict[str, Any]:
+    """The unverified claims of a JWT (as ``decodeVerificationToken`` reads them)."""
+    import base64
+
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,15 +11,18 @@ import pytest
 import requests
 
 from tests.support.deployment import Deployment, free_port, make_organization
+from tests.support.mailboxes import Mailbox, SmsApi, start_smtp
 from tests.support.raw_api import RawApi
 
 
 @dataclass
 class Proxied:
-    """A deployment and the URL of its auth proxy."""
+    """A deployment, the URL of its auth proxy, and where its codes are delivered."""
 
     dep: Deployment
     proxy_url: str
+    mailbox: Mailbox
+    sms: SmsApi
 
     def call(self, name: str, body: dict[str, Any] | bytes | None, config_id: str | None,
              origin: str | None = None, **headers: str) -> requests.Response:
@@ -33,18 +37,30 @@ class Proxied:
         return requests.post(f"{self.proxy_url}/v1/{name}", data=body, headers=sent, timeout=30)
 
 
-def start(tmp: Any, **env: str) -> Proxied:
+@contextmanager
+def start(tmp: Any, **env: str) -> Iterator[Proxied]:
+    """``walletd up`` with its auth proxy, a loopback SMTP server and SMS API."""
+    controller, mailbox, smtp_port = start_smtp()
+    sms = SmsApi().start()
     port = free_port()
-    dep = Deployment.embedded(tmp, extra_env={"WALLETD_AUTH_PROXY_PORT": str(port),
-                                              "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600", **env})
-    return Proxied(dep, f"http://127.0.0.1:{port}")
+    dep = Deployment.embedded(tmp, extra_env={
+        "WALLETD_AUTH_PROXY_PORT": str(port), "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600",
+        "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}",
+        "WALLETD_EMAIL_FROM": "Wallet App <login@wallet.example>",
+        "WALLETD_SMS_URL": sms.url, "WALLETD_SMS_ACCOUNT_SID": sms.sid,
+        "WALLETD_SMS_AUTH_TOKEN": sms.token, "WALLETD_SMS_FROM": "+15550000000", **env})
+    try:
+        yield Proxied(dep, f"http://127.0.0.1:{port}", mailbox, sms)
+    finally:
+        dep.stop()
+        sms.stop()
+        controller.stop()
 
 
 @pytest.fixture(scope="package")
 def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
-    running = start(tmp_path_factory.mktemp("proxied"))
-    yield running
-    running.dep.stop()
+    with start(tmp_path_factory.mktemp("proxied")) as running:
+        yield running
 
 
 @dataclass

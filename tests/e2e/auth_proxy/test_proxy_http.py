@@ -101,8 +101,8 @@ def _signup_body(email: str | None = None, **extra: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("path", ["signup", "signup_v2"])
 def test_signup_creates_a_sub_organization_with_a_wallet(proxied: Proxied, tenant: Tenant,
                                                          path: str) -> None:
-    email = f"ada-{path}@example.com"
-    response = proxied.call(path, _signup_body(email, wallet={
+    key = make_key()
+    response = proxied.call(path, _signup_body(apiKeys=[key.api_key_params("k")], wallet={
         "walletName": "Default", "accounts": [{
             "curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
             "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]}),
@@ -113,8 +113,8 @@ def test_signup_creates_a_sub_organization_with_a_wallet(proxied: Proxied, tenan
     assert body["wallet"]["addresses"][0].startswith("0x")
     sub = tenant.api.read("get_user", {"userId": body["userId"]},
                           organization_id=body["organizationId"])["user"]
-    assert sub["userEmail"] == email
-    found = proxied.call("account", {"filterType": "EMAIL", "filterValue": email},
+    assert sub["userName"] == "Ada"
+    found = proxied.call("account", {"filterType": "PUBLIC_KEY", "filterValue": key.public_key},
                          tenant.config_id)
     assert found.status_code == 200 and found.json() == {"organizationId": body["organizationId"]}
     nobody = proxied.call("account", {"filterType": "EMAIL", "filterValue": "no@example.com"},
@@ -129,6 +129,14 @@ def test_errors_of_the_forwarded_activity_come_back_with_their_payload(
     proxy_answer = proxied.call("signup_v2", bad, tenant.config_id)
     body = _wire_error(proxy_answer, 400)
     assert "publicKey" in body["message"] and body["details"]
+
+
+@pytest.mark.parametrize("contact", [{"userEmail": "squat@example.com"},
+                                     {"userPhoneNumber": "+15551230000"}])
+def test_signup_with_a_contact_needs_a_verification_token(
+        proxied: Proxied, tenant: Tenant, contact: dict[str, str]) -> None:
+    response = proxied.call("signup_v2", {**_signup_body(), **contact}, tenant.config_id)
+    assert "verificationToken" in _wire_error(response, 400)["message"]
 
 
 @pytest.mark.parametrize("path", ["signup", "signup_v2"])
@@ -203,9 +211,8 @@ def test_the_proxy_client_ids_are_accepted_oidc_audiences(proxied: Proxied, tena
 
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
-    running = start(tmp_path_factory.mktemp("strict"), WALLETD_AUTH_PROXY_RATE_ADDRESS="5")
-    yield running
-    running.dep.stop()
+    with start(tmp_path_factory.mktemp("strict"), WALLETD_AUTH_PROXY_RATE_ADDRESS="5") as running:
+        yield running
 
 
 def test_a_flood_from_one_address_gets_429_with_a_wire_body(strict: Proxied) -> None:
