@@ -13,7 +13,7 @@ from infra.activities import registry
 from infra.bootstrap import Services
 from ingress import errors
 from ingress.middleware import Cors
-from ingress.resources import auth_proxy, webhooks
+from ingress.resources import auth_proxy, dashboard, webhooks
 from ingress.resources.api import QueryResource, SubmitResource
 from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
@@ -34,6 +34,7 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
     webhooks.add(app, services)
     auth_proxy.add(app, services)
+    dashboard.add(app, services)
     for add in ROUTES:
         add(app, services)
     errors.register(app)

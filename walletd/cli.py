@@ -37,8 +37,9 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
 
 
 def _register_extra_commands() -> None:
-    from walletd import keys, webhooks
+    from walletd import dashboard, keys, webhooks
 
+    EXTRA_COMMANDS.setdefault("dashboard-link", dashboard.COMMAND)
     EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
     EXTRA_COMMANDS.setdefault("webhooks", webhooks.COMMAND)
 

@@ -1,0 +1,107 @@
+"""The dashboard in headless Chromium: sign in with a one-time link, switch the auth proxy
+off and on, change its origins, and see each change take effect on the proxy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+import requests
+
+from tests.browser.conftest import shot
+from tests.e2e.auth_proxy.conftest import Proxied
+from tests.support.deployment import ROOT
+
+APP = "https://shop.example.com"
+
+
+def _link(proxied: Proxied) -> str:
+    out = subprocess.run([sys.executable, "-m", "walletd", "dashboard-link"], env=proxied.dep.env,
+                         cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    link = out.stdout.strip().splitlines()[-1]
+    assert link.startswith(f"{proxied.dep.base_url}/dashboard#link=")
+    return link
+
+
+def _proxy_status(proxied: Proxied, config_id: str, origin: str | None = None) -> int:
+    return proxied.call("wallet_kit_config", {}, config_id, origin=origin).status_code
+
+
+def _until(check: Any, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_dashboard_controls_the_auth_proxy(browser: Any, proxied: Proxied) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(_link(proxied))
+    page.wait_for_selector("#proxy-toggle")
+    assert "#link=" not in page.url  # the secret leaves the address bar at once
+    assert page.inner_text("#who-org") == proxied.dep.root.organization_id
+    shot(page, "dashboard-signed-in")
+
+    page.click("#proxy-toggle")
+    page.wait_for_selector("#config-id")
+    assert page.inner_text("#proxy-state") == "on"
+    config_id = page.inner_text("#config-id")
+    assert _proxy_status(proxied, config_id) == 200
+    shot(page, "dashboard-proxy-on")
+
+    page.fill("#origins", APP)
+    page.click("#save")
+    page.wait_for_selector(".toast:has-text('Saved')")
+    assert _until(lambda: _proxy_status(proxied, config_id, "https://evil.example") == 403)
+    assert _proxy_status(proxied, config_id, APP) == 200
+    assert page.input_value("#origins") == APP
+    shot(page, "dashboard-origins")
+
+    page.click("#proxy-toggle")
+    page.wait_for_selector("#proxy-state:has-text('off')")
+    assert _until(lambda: _proxy_status(proxied, config_id) == 403)
+    page.click("#proxy-toggle")
+    page.wait_for_selector("#proxy-state:has-text('on')")
+    assert _until(lambda: _proxy_status(proxied, config_id, APP) == 200)
+
+    page.click("nav a[data-page=activities]")
+    page.wait_for_selector("#activities")
+    table = page.inner_text("#activities")
+    for kind in ("enable auth proxy", "disable auth proxy", "update auth proxy config"):
+        assert kind in table
+    assert "✓" in table  # each shows the root user's approving vote
+    shot(page, "dashboard-activities")
+    page.click("nav a[data-page=proxy-activity]")
+    page.wait_for_selector("main#page h1:has-text('Proxy activity')")
+    shot(page, "dashboard-proxy-activity")
+    context.close()
+
+
+def test_a_sign_in_link_works_once(browser: Any, proxied: Proxied) -> None:
+    link = _link(proxied)
+    first = browser.new_context()
+    page = first.new_page()
+    page.goto(link)
+    page.wait_for_selector("#proxy-toggle")
+    first.close()
+    second = browser.new_context()
+    page = second.new_page()
+    page.goto(link)
+    page.wait_for_selector("#signin-error")
+    assert "cannot be used" in page.inner_text("#signin-error")
+    shot(page, "dashboard-link-used")
+    second.close()
+
+
+def test_the_dashboard_is_served_by_the_api_without_a_build(proxied: Proxied) -> None:
+    page = requests.get(f"{proxied.dep.base_url}/dashboard", timeout=10)
+    assert page.status_code == 200 and 'type="module"' in page.text
+    assert "default-src 'self'" in page.headers["Content-Security-Policy"]
+    script = requests.get(f"{proxied.dep.base_url}/dashboard/stamp.js", timeout=10)
+    assert script.status_code == 200 and script.headers["Content-Type"].startswith("text/javascript")
+    assert requests.get(f"{proxied.dep.base_url}/dashboard/../infra", timeout=10).status_code == 404
