@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.auth_proxy.conftest import Proxied, start
+from tests.support.oidc_provider import OidcProvider
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
@@ -46,8 +47,16 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="package")
-def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
-    with start(tmp_path_factory.mktemp("browser")) as running:
+def oidc() -> Iterator[OidcProvider]:
+    provider = OidcProvider().start()
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture(scope="package")
+def proxied(tmp_path_factory: pytest.TempPathFactory, oidc: OidcProvider) -> Iterator[Proxied]:
+    with start(tmp_path_factory.mktemp("browser"), WALLETD_OIDC_ISSUERS=oidc.issuer,
+               WALLETD_OIDC_ALLOW="127.0.0.0/8") as running:
         yield running
 
 
