@@ -133,7 +133,7 @@ def test_sms_sign_up(browser: Any, proxied: Proxied, shop: Tenant, site: int) ->
 def test_the_page_on_another_origin_is_refused(browser: Any, proxied: Proxied, shop: Tenant,
                                                site: int) -> None:
     page = _open(browser, proxied, shop, f"http://localhost:{site}")
-    with pytest.raises(Exception, match="(?i)fetch|network|cors|failed"):
+    with pytest.raises(Exception, match=r"(?i)fetch|network|cors|failed"):
         _init(page, proxied, shop)
     seen = page.evaluate("(id) => window.walletdTest.proxyRaw('/v1/wallet_kit_config', id)",
                          shop.config_id)
