@@ -165,3 +165,21 @@ def test_wrong_codes_kill_the_code(proxied: Proxied, app_tenant: Tenant) -> None
                                            "publicKey": make_key().public_key},
                             app_tenant.config_id)
     assert response.status_code != 200
+
+
+def test_a_replayed_token_does_not_sign_up_twice(proxied: Proxied, app_tenant: Tenant) -> None:
+    email = "replay@example.com"
+    client = make_key()
+    token = _verify(proxied, app_tenant, email, client)
+    first = _signup(proxied, app_tenant, email, token, client, make_key())
+    assert first.status_code == 200, first.text
+    replayed = _signup(proxied, app_tenant, email, token, client, make_key())
+    assert replayed.status_code == 401, replayed.text
+    assert "already used" in replayed.json()["message"]
+    # Straight at the API, past the proxy, the token is just as spent.
+    direct = app_tenant.api.submit("create_sub_organization",
+                                   "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", {
+        "subOrganizationName": "replay", "rootUsers": [{
+            "userName": "x", "userEmail": email, "apiKeys": [], "authenticators": [],
+            "oauthProviders": []}], "rootQuorumThreshold": 1, "verificationToken": token})
+    assert direct.status_code == 401, direct.text
