@@ -22,9 +22,12 @@ from infra.authproxy.keys import ProxyKey, stamp_with
 from infra.authproxy.lookup import PATH as CONFIG_PATH
 from infra.clock import now_ms
 from infra.errors import FailedPrecondition, Unavailable
+from ingress.errors import HTTP_STATUS
 
 #: Upstream call timeout (seconds): the API's own synchronous wait plus a margin.
 TIMEOUT_S = 30
+#: Statuses of an activity still on its way (polled until it settles).
+UNSETTLED = frozenset({"ACTIVITY_STATUS_CREATED", "ACTIVITY_STATUS_PENDING"})
 
 
 class Forwarded(Exception):
@@ -135,13 +138,28 @@ class Upstream:
             "parameters": {k: v for k, v in parameters.items() if v is not None}})
         if status != 200:
             raise Forwarded(status, payload)
-        activity = payload["activity"]
+        activity = self._settled(config, payload["activity"])
         if activity.get("status") != "ACTIVITY_STATUS_COMPLETED":
             raise FailedPrecondition(
                 f"activity {activity.get('id')} is {activity.get('status')}; the proxy only "
                 "runs activities that complete at once (check the organization's policies)")
         (result,) = (activity.get("result") or {"": {}}).values()
         return result
+
+    def _settled(self, config: Config, activity: dict[str, Any]) -> dict[str, Any]:
+        """Poll an activity the API answered before it finished (as clients do), up to
+        ``TIMEOUT_S``; a failure found while polling comes back as the API's error."""
+        deadline = time.monotonic() + TIMEOUT_S
+        delay = 0.1
+        while activity.get("status") in UNSETTLED and time.monotonic() < deadline:
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            activity = self.query(config, "get_activity", {"activityId": activity["id"]})["activity"]
+        if activity.get("status") == "ACTIVITY_STATUS_FAILED" and activity.get("failure"):
+            failure = activity["failure"]
+            status = HTTP_STATUS.get(int(failure.get("code", 13)), "500 Internal Server Error")
+            raise Forwarded(int(status.split()[0]), failure)
+        return activity
 
     def query(self, config: Config, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """A query as the proxy user, in the configuration's organization."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -72,13 +73,28 @@ class Tenant:
     proxy_user_id: str
 
     def update(self, **fields: Any) -> None:
-        self.api.ok("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", fields)
+        completed(self.api, "update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG",
+                  fields)
+
+
+def completed(api: RawApi, path: str, type_: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """Submit and wait for completion (a loaded machine may answer PENDING first)."""
+    response = api.submit(path, type_, parameters)
+    assert response.status_code == 200, response.text
+    activity = response.json()["activity"]
+    deadline = time.monotonic() + 60
+    while activity["status"] == "ACTIVITY_STATUS_PENDING" and time.monotonic() < deadline:
+        time.sleep(0.3)
+        activity = api.read("get_activity", {"activityId": activity["id"]})["activity"]
+    assert activity["status"] == "ACTIVITY_STATUS_COMPLETED", activity
+    (result,) = activity["result"].values()
+    return result  # type: ignore[no-any-return]
 
 
 def new_tenant(dep: Deployment, **fields: Any) -> Tenant:
     key = make_organization(dep, "proxy tenant")
     api = RawApi(dep, key, key.organization_id)
-    user_id = api.ok("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {})["userId"]
+    user_id = completed(api, "enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {})["userId"]
     tenant = Tenant(api, api.read("get_auth_proxy_config")["config"]["configId"], user_id)
     if fields:
         tenant.update(**fields)
