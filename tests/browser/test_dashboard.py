@@ -12,7 +12,9 @@ import requests
 
 from tests.browser.conftest import shot
 from tests.e2e.auth_proxy.conftest import Proxied
+from tests.e2e.auth_proxy.test_webhook_deliveries import failed_delivery
 from tests.support.deployment import ROOT
+from tests.support.raw_api import RawApi
 
 APP = "https://shop.example.com"
 
@@ -79,6 +81,26 @@ def test_dashboard_controls_the_auth_proxy(browser: Any, proxied: Proxied) -> No
     page.click("nav a[data-page=proxy-activity]")
     page.wait_for_selector("main#page h1:has-text('Proxy activity')")
     shot(page, "dashboard-proxy-activity")
+    context.close()
+
+
+def test_webhook_deliveries_are_shown_and_replayed(browser: Any, proxied: Proxied) -> None:
+    _, delivery_id = failed_delivery(proxied, proxied.dep.root.organization_id)
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(_link(proxied))
+    page.wait_for_selector("#proxy-toggle")
+    page.click("nav a[data-page=webhooks]")
+    page.wait_for_selector("table.deliveries")
+    assert "HTTP 410" in page.inner_text("table.deliveries")
+    shot(page, "dashboard-webhooks")
+    page.click("table.deliveries button:has-text('Replay')")
+    page.wait_for_selector(".toast:has-text('queued again')")
+    api = RawApi(proxied.dep, proxied.dep.root, proxied.dep.root.organization_id)
+    replays = [a for a in api.read("list_activities")["activities"]
+               if a["type"] == "ACTIVITY_TYPE_REPLAY_WEBHOOK_DELIVERIES"]
+    assert replays and replays[0]["result"]["replayWebhookDeliveriesResult"]["deliveryIds"] == [
+        delivery_id]
     context.close()
 
 

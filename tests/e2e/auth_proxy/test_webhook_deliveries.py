@@ -13,7 +13,7 @@ from tests.support.deployment import database_url, make_organization
 from tests.support.raw_api import RawApi
 
 
-def _failed_delivery(proxied: Proxied, organization_id: str) -> tuple[str, str]:
+def failed_delivery(proxied: Proxied, organization_id: str) -> tuple[str, str]:
     """An endpoint with one delivery that failed (set up in the database)."""
     engine = make_engine(database_url(proxied.dep), pool_size=1)
     try:
@@ -40,7 +40,7 @@ def _failed_delivery(proxied: Proxied, organization_id: str) -> tuple[str, str]:
 def test_deliveries_are_listed_and_a_failed_one_is_replayed(proxied: Proxied) -> None:
     key = make_organization(proxied.dep, "hooks")
     api = RawApi(proxied.dep, key, key.organization_id)
-    endpoint_id, delivery_id = _failed_delivery(proxied, key.organization_id)
+    endpoint_id, delivery_id = failed_delivery(proxied, key.organization_id)
     listed = api.read("list_webhook_deliveries", {"endpointId": endpoint_id})["deliveries"]
     assert [(d["deliveryId"], d["status"], d["lastStatusCode"]) for d in listed] == [
         (delivery_id, "FAILED", 410)]
