@@ -17,6 +17,8 @@ import pytest
 from tests.e2e.auth_proxy.conftest import Proxied, start
 from tests.support.oidc_provider import OidcProvider
 
+#: The X (OAuth 2.0) client the loopback provider knows.
+X_CLIENT, X_SECRET = "x-browser-client", "x-browser-secret-4kQ2"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 
@@ -48,7 +50,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="package")
 def oidc() -> Iterator[OidcProvider]:
-    provider = OidcProvider().start()
+    provider = OidcProvider(clients={X_CLIENT: X_SECRET}).start()
     yield provider
     provider.stop()
 
@@ -56,7 +58,9 @@ def oidc() -> Iterator[OidcProvider]:
 @pytest.fixture(scope="package")
 def proxied(tmp_path_factory: pytest.TempPathFactory, oidc: OidcProvider) -> Iterator[Proxied]:
     with start(tmp_path_factory.mktemp("browser"), WALLETD_OIDC_ISSUERS=oidc.issuer,
-               WALLETD_OIDC_ALLOW="127.0.0.0/8") as running:
+               WALLETD_OIDC_ALLOW="127.0.0.0/8",
+               WALLETD_OAUTH2_X_TOKEN_URL=f"{oidc.issuer}/token",
+               WALLETD_OAUTH2_X_USERINFO_URL=f"{oidc.issuer}/2/users/me") as running:
         yield running
 
 

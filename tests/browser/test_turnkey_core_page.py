@@ -165,3 +165,54 @@ def test_oauth_sign_up_and_login(browser: Any, proxied: Proxied, shop: Tenant, s
     signed = page.evaluate("(m) => window.walletdTest.createWalletAndSign(m)", "oauth user")
     _check_signature(signed, "oauth user")
     page.context.close()
+
+
+def test_oauth2_code_exchange_through_the_proxy(proxied: Proxied, shop: Tenant,
+                                                oidc: OidcProvider) -> None:
+    """``/v1/oauth2_authenticate``: the proxy finds the organization's X credential and the
+    API exchanges the user's code (PKCE); the token it gets signs up and logs in."""
+    import requests
+
+    from infra.crypto import hpke, quorum
+    from infra.sessions.oidc import nonce_for
+    from tests.browser.conftest import X_CLIENT, X_SECRET
+    from tests.e2e.auth_proxy.conftest import completed
+    from tests.support.keys import make_key
+    from tests.support.oidc_provider import pkce_pair
+
+    shop.update(allowedAuthMethods=["x"])
+    keys = requests.get(f"{proxied.dep.base_url}/public/v1/discovery/keys", timeout=10).json()
+    envelope = quorum.encrypt(hpke.load_public_key(keys["encryptionPublicKey"]), X_SECRET.encode())
+    completed(shop.api, "create_oauth2_credential", "ACTIVITY_TYPE_CREATE_OAUTH2_CREDENTIAL",
+              {"provider": "OAUTH2_PROVIDER_X", "clientId": X_CLIENT,
+               "encryptedClientSecret": envelope})
+    session_key = make_key()
+    verifier, challenge = pkce_pair()
+    redirect = "https://shop.example/callback"
+    code = oidc.authorize(client_id=X_CLIENT, redirect_uri=redirect, code_challenge=challenge,
+                          user_id="777")
+    body = {"provider": "OAUTH2_PROVIDER_X", "authCode": code, "redirectUri": redirect,
+            "codeVerifier": verifier, "nonce": nonce_for(session_key.public_key),
+            "clientId": X_CLIENT}
+    answer = proxied.call("oauth2_authenticate", body, shop.config_id)
+    assert answer.status_code == 200, answer.text
+    token = answer.json()["oidcToken"]
+    assert token_claims(token)["nonce"] == nonce_for(session_key.public_key)
+    signup = proxied.call("signup_v2", {"userName": "X user", "apiKeys": [], "authenticators": [],
+                                        "oauthProviders": [{"providerName": "x", "oidcToken": token}]},
+                          shop.config_id)
+    assert signup.status_code == 200, signup.text
+    login = proxied.call("oauth_login", {"oidcToken": token, "publicKey": session_key.public_key},
+                         shop.config_id)
+    assert login.status_code == 200, login.text
+    assert token_claims(login.json()["session"])["organization_id"] == signup.json()["organizationId"]
+    # The same code again: the provider refuses, and the API's answer comes back.
+    replay = proxied.call("oauth2_authenticate", body, shop.config_id)
+    assert replay.status_code == 401, replay.text
+    # A client id the organization did not register.
+    other = proxied.call("oauth2_authenticate", {**body, "clientId": "unknown"}, shop.config_id)
+    assert other.status_code == 404
+    # The session key the token is bound to is the only one it logs in.
+    wrong = proxied.call("oauth_login", {"oidcToken": token, "publicKey": make_key().public_key},
+                         shop.config_id)
+    assert wrong.status_code in (400, 401), wrong.text
