@@ -127,3 +127,45 @@ def test_the_dashboard_is_served_by_the_api_without_a_build(proxied: Proxied) ->
     script = requests.get(f"{proxied.dep.base_url}/dashboard/stamp.js", timeout=10)
     assert script.status_code == 200 and script.headers["Content-Type"].startswith("text/javascript")
     assert requests.get(f"{proxied.dep.base_url}/dashboard/../infra", timeout=10).status_code == 404
+
+
+def test_a_root_user_signs_in_with_a_passkey(browser: Any, proxied: Proxied) -> None:
+    """A virtual authenticator (Chromium DevTools) holds a passkey registered for the root
+    user; the dashboard's passkey button stamps ``stamp_login`` with it."""
+    context = browser.new_context()
+    page = context.new_page()
+    origin = proxied.dep.base_url.replace("127.0.0.1", "localhost")  # an RP ID must be a name
+    page.goto(f"{origin}/dashboard")
+    page.wait_for_selector("#passkey")
+    devtools = context.new_cdp_session(page)
+    devtools.send("WebAuthn.enable")
+    devtools.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+        "hasUserVerification": True, "isUserVerified": True}})
+    attestation = page.evaluate("""async () => {
+      const b64 = (b) => btoa(String.fromCharCode(...new Uint8Array(b)))
+        .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+      const challenge = crypto.getRandomValues(new Uint8Array(32));
+      const cred = await navigator.credentials.create({ publicKey: {
+        challenge, rp: { name: 'walletd', id: 'localhost' },
+        user: { id: crypto.getRandomValues(new Uint8Array(16)), name: 'root', displayName: 'root' },
+        pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+        authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' } } });
+      return { challenge: b64(challenge), credentialId: cred.id,
+        clientDataJson: b64(cred.response.clientDataJSON),
+        attestationObject: b64(cred.response.attestationObject) };
+    }""")
+    root = RawApi(proxied.dep, proxied.dep.root, proxied.dep.root.organization_id)
+    root.ok("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", {
+        "userId": proxied.dep.root.user_id, "authenticators": [{
+            "authenticatorName": "dashboard passkey", "challenge": attestation["challenge"],
+            "attestation": {"credentialId": attestation["credentialId"],
+                            "clientDataJson": attestation["clientDataJson"],
+                            "attestationObject": attestation["attestationObject"],
+                            "transports": ["AUTHENTICATOR_TRANSPORT_INTERNAL"]}}]})
+    page.fill("#org", proxied.dep.root.organization_id)
+    page.click("#passkey")
+    page.wait_for_selector("#proxy-toggle")
+    assert page.inner_text("#who-org") == proxied.dep.root.organization_id
+    shot(page, "dashboard-passkey")
+    context.close()
