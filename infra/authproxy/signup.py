@@ -4,7 +4,9 @@
 verified one-time code with a client signature of the key it is bound to (PROTOCOL.md §7.3,
 §7.4). The API checks what the proxy checked (signature, contact, client signature) and
 records the one sign-up the token serves (``infra.sessions.verification.record_token_use``),
-so a replayed token cannot create a second account for the same address.
+so a replayed token cannot create a second account for the same address. The token is
+sealed out of the stored activity like the other one-time secrets
+(``infra.sessions.redaction``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext
 from infra.errors import Unauthenticated
+from infra.sessions.extension import service_keys
 from infra.sessions.params import chain_of
+from infra.sessions.redaction import SECRET_FIELDS, reveal
 from infra.sessions.verification import (
     ClientSignature,
     record_token_use,
@@ -22,6 +26,9 @@ from infra.sessions.verification import (
     verify_client_signature,
     verify_token,
 )
+
+for _type in ("ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8"):
+    SECRET_FIELDS.setdefault(_type, ("verificationToken",))
 
 
 def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, Any] | None,
@@ -31,6 +38,7 @@ def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, An
     Raises:
         Unauthenticated: a bad, foreign or used token, or a missing/wrong client signature.
     """
+    token = reveal(token, ctx.session, service_keys(ctx.services), "verificationToken")
     claims = verify_token(ctx.session, token, ctx.now)
     if not token_usable_in(claims, chain_of(ctx.session, ctx.organization_id)):
         raise Unauthenticated("verification token was issued for another organization")
