@@ -1,10 +1,11 @@
 """Re-sending work whose broker message may have been lost.
 
-The ingress commits an activity and then sends ``evaluate_activity``; a crash in between
-(or a lost broker queue) leaves it PENDING with no message. The sweeper re-sends for
-activities PENDING longer than a grace period since their last hand-off (consensus touches
-``updated_at`` when it hands an activity to its pool), so a long but healthy backlog is not
-flooded with duplicates. Duplicates are harmless anyway (every actor is status-guarded).
+The ingress commits an activity and then sends its execute message; a crash in between (or
+a lost broker queue) leaves it PENDING with no message. The sweeper re-sends the execute
+message to the activity's pool for activities PENDING longer than a grace period since they
+were stored or last changed (a vote that sends an activity back to PENDING touches
+``updated_at``), so a long but healthy backlog is not flooded with duplicates. Duplicates
+are harmless anyway: every executor is status-guarded.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
+from infra.activities import registry
 from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
@@ -25,16 +27,23 @@ log = logging.getLogger(__name__)
 
 
 def sweep_once(services: Services, grace: timedelta) -> int:
-    """Re-send ``evaluate_activity`` for activities PENDING for longer than ``grace``."""
+    """Re-send the execute message of activities PENDING for longer than ``grace``."""
     cutoff = now() - grace
-    with services.session_factory() as session:
-        ids = session.scalars(select(Activity.id).where(
+    with services.read_session_factory() as session:
+        rows = session.execute(select(Activity.id, Activity.type).where(
             Activity.status == lifecycle.PENDING, Activity.updated_at < cutoff).limit(500)).all()
-    for activity_id in ids:
-        contracts.send_evaluate_activity(services.broker, activity_id)
-    if ids:
-        log.info("sweeper re-sent %d pending activities", len(ids))
-    return len(ids)
+    specs = registry().by_type
+    sent = 0
+    for activity_id, activity_type in rows:
+        found = specs.get(activity_type)
+        if found is None:  # a type this deployment no longer serves: logged, not re-sent
+            log.error("activity %s has unknown type %s; leaving it", activity_id, activity_type)
+            continue
+        contracts.send_execute_activity(services.broker, activity_id, found[0].pool)
+        sent += 1
+    if sent:
+        log.info("sweeper re-sent %d pending activities", sent)
+    return sent
 
 
 def start(services: Services, stop: threading.Event) -> threading.Thread:

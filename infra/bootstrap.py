@@ -15,7 +15,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra import extensions
-from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
+from infra.db.engine import make_engine, make_read_session_factory, make_session_factory, write_lock
+from infra.db.listen import Listener
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging import queues
 from infra.messaging.broker import build_broker
@@ -46,23 +47,40 @@ class Services:
     keyring: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
     _waiter: Waiter | None = None
+    _listener: Listener | None = None
+
+    @property
+    def listener(self) -> Listener | None:
+        """The process's ``LISTEN`` connection (PostgreSQL only), built on first use."""
+        if self._listener is None and self.engine.dialect.name == "postgresql":
+            url = self.engine.url.set(drivername="postgresql")
+            self._listener = Listener(url.render_as_string(hide_password=False))
+        return self._listener
 
     @property
     def waiter(self) -> Waiter:
-        """Waits for activities to settle (LISTEN/NOTIFY on PostgreSQL), built on first use."""
+        """Waits for activities to settle (woken, not polling), built on first use."""
         if self._waiter is None:
-            self._waiter = make_waiter(self.read_session_factory, str(self.engine.url.render_as_string(
-                hide_password=False)))
+            self._waiter = make_waiter(self.read_session_factory, self.listener)
         return self._waiter
 
+    def stop_listening(self) -> None:
+        """End the waiter and the ``LISTEN`` thread (tests, shutdown)."""
+        if self._waiter is not None:
+            self._waiter.stop()
+        if self._listener is not None:
+            self._listener.stop()
+
     def uow(self) -> UnitOfWork:
-        """A new unit of work."""
-        return UnitOfWork(self.session_factory)
+        """A new unit of work (queued behind this process's other writers on SQLite)."""
+        return UnitOfWork(self.session_factory, write_lock(self.engine))
 
 
 #: Hooks that finish building services for worker-type roles (e.g. loading the key ring).
 #: Each is called as ``hook(services)``; registered by the modules that own the concept.
 WORKER_HOOKS: list[Callable[[Services], None]] = []
+#: Hooks called as ``hook(services)`` for every role (e.g. subscribing to notifications).
+SERVICE_HOOKS: list[Callable[[Services], None]] = []
 
 
 def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None,
@@ -93,7 +111,11 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         read_session_factory=make_read_session_factory(engine),
         broker=broker or build_broker(settings.broker_url),
     )
+    for hook in SERVICE_HOOKS:
+        hook(services)
     if role in ("worker", "embedded", "cli"):
         for hook in WORKER_HOOKS:
             hook(services)
+    if role in ("ingress", "embedded"):
+        _ = services.waiter  # subscribed from the start, not at the first request
     return services

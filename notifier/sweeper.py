@@ -1,9 +1,12 @@
 """The outbox relay: hands due delivery rows to the broker.
 
-Rows are written by the activity's own transaction, which has no broker at hand, so a loop
-in the notifier process polls for ``PENDING`` rows that are due, not being sent, and not
-already dispatched, marks them dispatched (``dispatched_until``) and sends
-``deliver_webhook(id)`` after the commit. The same query recovers anything a crash or a lost
+Rows are written by the activity's own transaction, which has no broker at hand in the
+ingress, so a loop in the notifier process looks for ``PENDING`` rows that are due, not
+being sent, and not already dispatched, marks them dispatched (``dispatched_until``) and
+sends ``deliver_webhook(id)`` after the commit. It does not poll: on PostgreSQL a trigger
+announces each row written without being dispatched (``walletd_deliveries_due``) and the
+loop wakes on it; otherwise, and for what only time makes due (an expired lease, a
+dispatch not acted on), it looks once every ``IDLE_S``. The same query recovers anything a crash or a lost
 broker message left behind: a dispatch that was not acted on within the grace period, or a
 sending lease that expired because the notifier died mid-request. Duplicated messages are
 harmless: the actor acts only on a due, unleased ``PENDING`` row. Rows whose endpoint already
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import timedelta
 
 from infra.bootstrap import Services
@@ -25,9 +29,11 @@ from notifier.dispatch import MAX_IN_FLIGHT_PER_ENDPOINT, dispatch_due, in_fligh
 
 log = logging.getLogger(__name__)
 
-#: Poll interval while idle; after finding work the relay polls again at once.
-POLL_S = 0.05
+#: Longest sleep while idle; announced rows wake it at once, and after finding work it
+#: looks again at once.
+IDLE_S = 1.0
 BATCH = 200
+CHANNEL = "walletd_deliveries_due"
 
 
 def relay_once(
@@ -48,6 +54,14 @@ def relay_once(
     return len(ids)
 
 
+def _idle(due: threading.Event, stop: threading.Event) -> None:
+    """Sleep until rows are announced, ``stop`` is set, or ``IDLE_S`` passed."""
+    deadline = time.monotonic() + IDLE_S
+    while not stop.is_set() and time.monotonic() < deadline:
+        if due.wait(min(0.2, max(0.0, deadline - time.monotonic()))):
+            return
+
+
 def start(services: Services, stop: threading.Event, *, per_endpoint: int | None = None) -> threading.Thread:
     """Run the relay in a daemon thread until ``stop`` is set.
 
@@ -58,15 +72,20 @@ def start(services: Services, stop: threading.Event, *, per_endpoint: int | None
     if per_endpoint is None:
         per_endpoint = in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))
 
+    due = threading.Event()
+    if services.listener is not None:
+        services.listener.subscribe(CHANNEL, lambda _payload: due.set(), due.set)
+
     def loop() -> None:
         while not stop.is_set():
+            due.clear()
             try:
                 sent = relay_once(services, grace=grace, per_endpoint=per_endpoint)
             except Exception:
                 log.exception("webhook relay failed; retrying")
                 sent = 0
             if sent < BATCH:
-                stop.wait(POLL_S)
+                _idle(due, stop)
 
     thread = threading.Thread(target=loop, name="walletd-webhook-relay", daemon=True)
     thread.start()

@@ -10,6 +10,10 @@ Service checks skip locally and fail under CI=true (see tests/support/services.p
 
 from __future__ import annotations
 
+# First: ``infra`` imports py_ecc and puts back the recursion limit py_ecc raises (see
+# infra/__init__.py); a test module importing eth_account first would leave it at 100000,
+# and a hostile-JSON test would then crash the whole run with SIGSEGV.
+import infra  # noqa: F401  # isort: skip
 from collections.abc import Iterator
 from pathlib import Path
 

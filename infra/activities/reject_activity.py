@@ -32,7 +32,7 @@ SPEC = ActivitySpec(
     ),
     execute=execute,
     check=check,
-    pool=queues.ACCOUNTS,
+    pool=queues.CONSENSUS,
     resource="ACTIVITY",
     action="REJECT",
     consensus_vote=True,

@@ -22,8 +22,8 @@ class Params(WireModel):
 
 
 def check(params: Params, ctx: CheckContext) -> None:
-    target = store.resolve_sign_with(ctx.session, ctx.organization_id, params.sign_with)
-    signing.prepare_message(target.curve, params.payload, params.encoding, params.hash_function)
+    curve, _ = store.signer_kind(ctx.session, ctx.organization_id, params.sign_with)
+    signing.prepare_message(curve, params.payload, params.encoding, params.hash_function)
 
 
 def sign_payloads(

@@ -24,9 +24,9 @@ class Params(WireModel):
 
 
 def check(params: Params, ctx: CheckContext) -> None:
-    target = store.resolve_sign_with(ctx.session, ctx.organization_id, params.sign_with)
+    curve, _ = store.signer_kind(ctx.session, ctx.organization_id, params.sign_with)
     for payload in params.payloads:
-        signing.prepare_message(target.curve, payload, params.encoding, params.hash_function)
+        signing.prepare_message(curve, payload, params.encoding, params.hash_function)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:

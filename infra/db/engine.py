@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 from sqlalchemy import create_engine, event
@@ -44,6 +46,22 @@ def make_engine(url: str, *, pool_size: int = 10, application_name: str = "walle
     # (transient errors) and the ingress answers 503; pool_recycle bounds connection age.
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800,
                          connect_args={"application_name": application_name[:63]})
+
+
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+
+
+def write_lock(engine: Engine) -> threading.RLock | None:
+    """The lock this process's write transactions on ``engine`` take turns with (SQLite).
+
+    SQLite lets one writer in at a time; threads that collide otherwise back off in its
+    busy handler, sleeping up to 100 ms a turn, which under load makes second-long tails.
+    Queued on a lock instead, each waiter starts the moment the previous writer ends.
+    Readers (WAL) never take it. ``None`` for PostgreSQL, whose row locks do the work.
+    """
+    if engine.dialect.name != "sqlite":
+        return None
+    return _WRITE_LOCKS.setdefault(engine, threading.RLock())
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from types import TracebackType
 
@@ -17,15 +18,21 @@ class UnitOfWork:
     Leaving the block without :meth:`commit` rolls back. Callbacks registered with
     :meth:`after_commit` (typically broker sends) run only once the commit succeeded, so
     a message never announces a row that does not exist. If the process dies between the
-    commit and the send, the sweeper re-sends (activities stuck in PENDING).
+    commit and the send, the sweeper re-sends (activities stuck in PENDING). With a
+    ``write_lock`` (SQLite, ``infra.db.engine.write_lock``) the block holds it throughout,
+    so the process's writers queue instead of colliding.
     """
 
-    def __init__(self, session_factory: sessionmaker[Session]) -> None:
+    def __init__(self, session_factory: sessionmaker[Session],
+                 write_lock: threading.RLock | None = None) -> None:
         self._factory = session_factory
+        self._lock = write_lock
         self._after_commit: list[Callable[[], None]] = []
         self.session: Session
 
     def __enter__(self) -> UnitOfWork:
+        if self._lock is not None:
+            self._lock.acquire()
         self.session = self._factory()
         self._after_commit = []
         return self
@@ -40,6 +47,8 @@ class UnitOfWork:
             self.session.rollback()
         finally:
             self.session.close()
+            if self._lock is not None:
+                self._lock.release()
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` after the next successful commit."""

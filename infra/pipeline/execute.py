@@ -1,13 +1,17 @@
-"""Executing an activity exactly once: the only place that catches around handlers.
+"""Deciding and executing an activity exactly once, in one transaction.
 
-A worker claims the activity (status guard + row lock), runs its handler and records the
-result and COMPLETED in the same transaction as the handler's effects. A redelivered
-message finds the activity no longer PENDING and does nothing. Domain errors
-(``WalletError``) end the activity FAILED with a ``failure`` body and are never retried;
-database connectivity errors propagate so the broker retries the message; anything else is
-a bug, logged and recorded as an INTERNAL failure without details. That includes permanent
-database errors (``DataError``, ``IntegrityError``, ``ProgrammingError``): retrying them
-could only fail again, and the sweeper would re-send the message for ever.
+The pool an activity belongs to claims it (status guard + row lock), decides it against
+root quorum, policies and votes (``infra.pipeline.decide``) and then, in the same
+transaction, either executes it and records the result with COMPLETED, or parks it in
+CONSENSUS_NEEDED, or fails it as denied: no policy change can land between the decision and
+the effect. A redelivered message finds the activity no longer PENDING and does nothing.
+Domain errors (``WalletError``) end the activity FAILED with a ``failure`` body and are never
+retried; database connectivity errors propagate so the broker retries the message; anything
+else is a bug, logged and recorded as an INTERNAL failure without details. That includes
+permanent database errors (``DataError``, ``IntegrityError``, ``ProgrammingError``), also when
+they surface at the final flush or commit: retrying them could only fail again, and the
+sweeper would re-send the message for ever. The failure is recorded on a fresh session from
+ids held in locals, so nothing of the failed transaction is touched again.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.bootstrap import Services
 from infra.clock import now
-from infra.errors import Internal, WalletError
-from infra.pipeline import lifecycle
+from infra.errors import Internal, PolicyDenied, WalletError
+from infra.pipeline import decide, engine, lifecycle
 
 log = logging.getLogger(__name__)
 
@@ -50,33 +55,51 @@ def retry_when(retries: int, ex: BaseException) -> bool:
 
 
 def run_activity(services: Services, activity_id: str) -> str | None:
-    """Execute ``activity_id`` if it is PENDING; return the status it ended in."""
-    with services.uow() as uow:
-        activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
-        if activity is None:
-            return None
-        try:
-            # Inside the guard: an intent stored under older rules that no longer validates
-            # is recorded as a failure rather than crashing every redelivery.
-            spec, version = registry().by_type[activity.type]
-            params = version.params.model_validate(activity.intent[version.intent_key])
-            ctx = ActivityContext(session=uow.session, activity=activity,
-                                  organization_id=activity.organization_id,
-                                  user_id=activity.user_id, version=version, now=now(),
-                                  services=services)
-            body = spec.execute(params, ctx)
-            lifecycle.transition(uow.session, activity, lifecycle.COMPLETED,
-                                 result={version.result_key: body})
+    """Decide and execute ``activity_id`` if it is PENDING; return the status it ended in."""
+    activity_type = "?"  # a plain local: the failure path never reads the failed session
+    try:
+        with services.uow() as uow:
+            ballot = decide.claim(uow.session, activity_id)
+            if ballot is None:
+                return None
+            activity = ballot.activity
+            activity_type = activity.type
+            status = _settle(services, uow.session, ballot)
             uow.commit()
-            return lifecycle.COMPLETED
-        except WalletError as err:
-            failure = err.to_wire()
-        except Exception as ex:
-            if is_transient(ex):
-                raise
-            log.exception("activity %s (%s) crashed", activity_id, activity.type)
-            failure = Internal("internal error while executing the activity").to_wire()
+            return status
+    except WalletError as err:
+        failure = err.to_wire()
+    except Exception as ex:
+        if is_transient(ex):
+            raise
+        log.exception("activity %s (%s) crashed", activity_id, activity_type)
+        failure = Internal("internal error while executing the activity").to_wire()
     return fail_activity(services, activity_id, failure)
+
+
+def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
+    """Decide the claimed activity and move it to where the decision leads."""
+    activity = ballot.activity
+    # Inside the guard: an intent stored under older rules that no longer validates is
+    # recorded as a failure rather than crashing every redelivery.
+    spec, version = registry().by_type[activity.type]
+    decision = decide.decide(session, ballot, spec)
+    if decision.outcome == "consensus_needed":
+        lifecycle.transition(session, activity, lifecycle.CONSENSUS_NEEDED)
+        return lifecycle.CONSENSUS_NEEDED
+    if decision.outcome == "deny":
+        failure = PolicyDenied(decision.reason or engine.IMPLICIT_DENY_MESSAGE)
+        lifecycle.transition(session, activity, lifecycle.FAILED, failure=failure.to_wire())
+        return lifecycle.FAILED
+    params = version.params.model_validate(activity.intent[version.intent_key])
+    ctx = ActivityContext(session=session, activity=activity,
+                          organization_id=activity.organization_id,
+                          user_id=activity.user_id, version=version, now=now(),
+                          services=services)
+    body = spec.execute(params, ctx)
+    lifecycle.transition(session, activity, lifecycle.COMPLETED,
+                         result={version.result_key: body})
+    return lifecycle.COMPLETED
 
 
 def fail_activity(services: Services, activity_id: str, failure: dict[str, object],

@@ -3,6 +3,12 @@
 Every status change goes through :func:`transition` (or :func:`record_created` for the
 first row), inside the caller's transaction. Listeners registered in ``LISTENERS`` run in
 that same transaction, so an outbox row they write commits or rolls back with the change.
+
+Settling is announced twice, each only once the change committed: on PostgreSQL by the
+database itself (a trigger sends ``NOTIFY walletd_activity_settled`` with the id; migration
+``0007_pipeline``), to every process; and in process, to the callables in ``ON_SETTLED``
+(the embedded default's waiter), so a request waiting in the process that settled the
+activity wakes at once on any database.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, Update, bindparam, text, update
+from sqlalchemy import ColumnElement, Update, bindparam, event, update
 from sqlalchemy.orm import Session
 
 from infra.clock import now
@@ -29,11 +35,28 @@ TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
 SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
 #: PostgreSQL NOTIFY channel carrying the id of an activity that just settled.
 SETTLED_CHANNEL: Final = "walletd_activity_settled"
+#: ``session.info`` key collecting the ids a transaction settles.
+_SETTLED_KEY: Final = "walletd.settled"
 
 Listener = Callable[[Session, Activity, str | None], None]
 
 #: Called as ``listener(session, activity, previous_status)`` after every change.
 LISTENERS: list[Listener] = []
+#: Called as ``announce(activity_ids)`` after a transaction that settled them committed.
+ON_SETTLED: list[Callable[[list[str]], None]] = []
+
+
+@event.listens_for(Session, "after_commit")
+def _announce_settled(session: Session) -> None:
+    ids = session.info.pop(_SETTLED_KEY, None)
+    if ids:
+        for announce in ON_SETTLED:
+            announce(ids)
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_settled(session: Session) -> None:
+    session.info.pop(_SETTLED_KEY, None)
 
 
 def _notify(session: Session, activity: Activity, previous: str | None) -> None:
@@ -111,7 +134,5 @@ def transition(
         activity.failure = failure
     session.flush()
     _notify(session, activity, previous)
-    if status in SETTLED and session.get_bind().dialect.name == "postgresql":
-        # Delivered at commit: wakes the ingress thread waiting on this activity.
-        session.execute(text("SELECT pg_notify(:channel, :id)"),
-                        {"channel": SETTLED_CHANNEL, "id": activity.id})
+    if status in SETTLED:
+        session.info.setdefault(_SETTLED_KEY, []).append(activity.id)

@@ -37,10 +37,10 @@ from infra.errors import (
     WalletError,
     from_failure,
 )
-from infra.messaging.contracts import send_evaluate_activity
+from infra.messaging.contracts import send_execute_activity
 from infra.pipeline import lifecycle
 from infra.pipeline.wait import Watch
-from infra.views.activities import render_activity
+from infra.views.activities import load_and_render
 from infra.wiremodel import WireModel
 
 APPROVED = "VOTE_SELECTION_APPROVED"
@@ -132,7 +132,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
                 raise
             return _same_submitter(raced, principal), principal
         watch.follow(activity_id)
-        uow.after_commit(lambda: send_evaluate_activity(services.broker, activity_id))
+        uow.after_commit(lambda: send_execute_activity(services.broker, activity_id, spec.pool))
         uow.commit()
     return activity_id, principal
 
@@ -156,33 +156,36 @@ def answer(services: Services, activity_id: str, viewer: str | None,
     """Wait (bounded) for the activity to settle, then render it or raise its failure.
 
     ``watch``, when it already follows ``activity_id`` from before its hand-off, spares
-    the first status read. A completed vote (approve/reject) answers with the activity it
-    voted on, once that settles too, so a co-signer gets the target's result directly
-    (PROTOCOL.md §4.2).
+    the first status read; the settled activity is then read once, with its votes and
+    voters (:func:`infra.views.activities.load_and_render`). A completed vote
+    (approve/reject) answers with the activity it voted on, once that settles too, so a
+    co-signer gets the target's result directly (PROTOCOL.md §4.2).
     """
     deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
     if watch is not None and watch.activity_id == activity_id:
         watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=True)
     else:
         services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-    with services.read_session_factory() as session:
-        activity = session.get(Activity, activity_id)
-        assert activity is not None
-        if activity.status not in lifecycle.SETTLED and time.monotonic() < deadline:
-            # Woken without settling (the notification listener reconnected): wait out
-            # the rest of the time the classic way.
-            services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-            session.expire(activity)
-        if activity.status == lifecycle.FAILED and activity.failure:
-            raise from_failure(activity.failure)
-        target_id = _vote_target(activity)
-        if target_id is None:
-            return render_activity(session, activity, viewer)
+    activity, view = _read(services, activity_id, viewer)
+    if activity.status not in lifecycle.SETTLED and time.monotonic() < deadline:
+        # Woken without settling (the notification listener reconnected): wait out the
+        # rest of the time the classic way.
+        services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
+        activity, view = _read(services, activity_id, viewer)
+    if activity.status == lifecycle.FAILED and activity.failure:
+        raise from_failure(activity.failure)
+    target_id = _vote_target(activity)
+    if target_id is None:
+        return view
     services.waiter.wait(target_id, max(0.0, deadline - time.monotonic()))
+    return _read(services, target_id, viewer)[1]
+
+
+def _read(services: Services, activity_id: str, viewer: str | None) -> tuple[Activity, dict[str, Any]]:
     with services.read_session_factory() as session:
-        target = session.get(Activity, target_id)
-        assert target is not None
-        return render_activity(session, target, viewer)
+        found = load_and_render(session, activity_id, viewer)
+    assert found is not None, f"activity {activity_id} vanished"
+    return found
 
 
 def _vote_target(activity: Activity) -> str | None:

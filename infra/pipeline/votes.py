@@ -30,6 +30,7 @@ from typing import Any, Final
 from sqlalchemy import bindparam, event, or_, select, update
 from sqlalchemy.orm import Session
 
+from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import as_utc, now
 from infra.db.models.activities import Activity, Vote
@@ -37,7 +38,7 @@ from infra.db.models.identity import Authenticator, UserTagAssignment
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
-from infra.messaging.contracts import send_evaluate_activity
+from infra.messaging.contracts import send_execute_activity
 from infra.pipeline.lifecycle import CONSENSUS_NEEDED, PENDING, transition
 from infra.pipeline.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.policy import nodes
@@ -334,9 +335,10 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     The vote carries the stamp of the vote request itself (user, public key, scheme,
     signature, stamped message). Who may vote is the policy engine's decision on the vote
     activity (:func:`may_vote` by default); here a user may not approve twice while their
-    approval is live, nor vote after rejecting. A rejection ends the target REJECTED; an approval of a
-    target waiting for consensus sends it back to PENDING and asks consensus to re-evaluate
-    it after commit (the executor's status guard makes it run once however many votes race).
+    approval is live, nor vote after rejecting. A rejection ends the target REJECTED; an
+    approval of a target waiting for consensus sends it back to PENDING and, after commit,
+    hands it to its own pool, which decides it again (the executor's status guard makes it
+    run once however many votes race).
     """
     session, voter = ctx.session, ctx.user_id
     if voter is None:
@@ -369,18 +371,20 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
         transition(session, target, ACTIVITY_REJECTED)
     elif target.status == CONSENSUS_NEEDED:
         transition(session, target, PENDING)
-        _evaluate_after_commit(ctx, target.id)
+        _evaluate_after_commit(ctx, target)
     return target
 
 
-def _evaluate_after_commit(ctx: ActivityContext, activity_id: str) -> None:
-    broker = ctx.services.broker
+def _evaluate_after_commit(ctx: ActivityContext, target: Activity) -> None:
+    """Hand ``target`` back to its pool after commit; the pool decides it again."""
+    broker, activity_id = ctx.services.broker, target.id
+    pool = registry().by_type[target.type][0].pool
 
     def send(_session: Session) -> None:
         try:
-            send_evaluate_activity(broker, activity_id)
+            send_execute_activity(broker, activity_id, pool)
         except Exception:  # the sweeper re-sends for activities left PENDING
-            log.exception("could not send evaluate_activity for %s", activity_id)
+            log.exception("could not hand activity %s back to its pool", activity_id)
 
     event.listen(ctx.session, "after_commit", send, once=True)
 

@@ -1,11 +1,17 @@
 """Waiting for an activity to settle, for the optimistically synchronous submit.
 
-On PostgreSQL, :func:`infra.pipeline.lifecycle.transition` sends ``NOTIFY`` with the
-activity id in the same transaction as a settling status change (delivered on commit); one
-listener thread per ingress process wakes the waiting request threads. While that listener
-is connected, a waiting request reads the status only when woken (and on a slow safety-net
-interval); while it is not (starting, reconnecting), and elsewhere (SQLite), the waiter
-re-reads the status on a short, growing interval.
+Waiting requests are woken, not polling:
+
+* in the process that settled the activity (the embedded default: ingress and pools share
+  one process), by :data:`infra.pipeline.lifecycle.ON_SETTLED` right after the commit;
+* on PostgreSQL, across processes, by ``NOTIFY walletd_activity_settled`` (sent by a
+  trigger in the transaction of the change, delivered on commit): one listener thread per
+  process wakes the waiting request threads.
+
+A woken request reads the activity once. While notifications cannot be relied on (the
+PostgreSQL listener is connecting or reconnecting), and for a plain :class:`Waiter`, the
+status is re-read on a short, growing interval; while they can, only on a slow safety-net
+interval (a settle by another process on the same SQLite file, a lost notification).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from infra.db.listen import Listener
 from infra.db.models.activities import Activity
 from infra.pipeline import lifecycle
 
@@ -60,6 +67,9 @@ class Waiter:
     def _notified(self) -> bool:
         """Whether settling is announced to waiting requests (no need to poll quickly)."""
         return False
+
+    def stop(self) -> None:
+        """Release what the waiter holds (nothing, for one that polls)."""
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
         """Wake ``event`` when ``activity_id`` settles (no-op without notifications)."""
@@ -125,23 +135,21 @@ class Watch:
                 delay = min(delay * 2, self._waiter._max_interval)
 
 
-class PostgresWaiter(Waiter):
-    """Wakes waiters from ``LISTEN walletd_activity_settled``; polls slowly as a fallback."""
+class NotifiedWaiter(Waiter):
+    """Wakes the requests waiting on an activity when this process settles it."""
 
-    def __init__(self, session_factory: sessionmaker[Session], dsn: str) -> None:
-        super().__init__(session_factory, max_interval=0.05)
-        self._dsn = dsn
+    _safety_interval = 1.0
+
+    def __init__(self, session_factory: sessionmaker[Session], max_interval: float = 0.02) -> None:
+        super().__init__(session_factory, max_interval=max_interval)
         self._lock = threading.Lock()
         self._events: dict[str, set[threading.Event]] = {}
-        self._thread: threading.Thread | None = None
-        self._listening = threading.Event()
-        self._stopping = threading.Event()
+        lifecycle.ON_SETTLED.append(self._wake)
 
     def _notified(self) -> bool:
-        return self._listening.is_set()
+        return True
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
-        self._ensure_listening()
         with self._lock:
             self._events.setdefault(activity_id, set()).add(event)
 
@@ -153,57 +161,46 @@ class PostgresWaiter(Waiter):
                 if not events:
                     del self._events[activity_id]
 
-    def _ensure_listening(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
+    def _wake(self, activity_ids: list[str]) -> None:
         with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._listen, name="walletd-settled-listener",
-                                                daemon=True)
-                self._thread.start()
-
-    def _listen(self) -> None:
-        import psycopg
-
-        while not self._stopping.is_set():
-            try:
-                with psycopg.connect(self._dsn, autocommit=True) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
-                    self._listening.set()
-                    # Requests that began waiting before LISTEN took effect re-read now.
-                    self._wake_all()
-                    while not self._stopping.is_set():
-                        for note in conn.notifies(timeout=1.0):
-                            with self._lock:
-                                events = list(self._events.get(note.payload, ()))
-                            for event in events:
-                                event.set()
-            except Exception:
-                log.warning("settled-activity listener lost its connection; reconnecting")
-            # Until LISTEN is back, waiting requests poll (a notification may be missed).
-            self._listening.clear()
-            self._wake_all()
-            self._stopping.wait(1)
+            events = [e for i in activity_ids for e in self._events.get(i, ())]
+        for event in events:
+            event.set()
 
     def stop(self) -> None:
-        """End the listener thread (within about a second); waiting requests then poll."""
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(5)
+        """Stop being woken by this process's settles."""
+        if self._wake in lifecycle.ON_SETTLED:
+            lifecycle.ON_SETTLED.remove(self._wake)
+
+
+class PostgresWaiter(NotifiedWaiter):
+    """Also wakes from ``LISTEN walletd_activity_settled``; polls while that is not up."""
+
+    _safety_interval = 0.25
+
+    def __init__(self, session_factory: sessionmaker[Session], listener: Listener) -> None:
+        super().__init__(session_factory, max_interval=0.05)
+        self._listener = listener
+        listener.subscribe(CHANNEL, lambda id_: self._wake([id_]), self._wake_all)
+
+    def _notified(self) -> bool:
+        return self._listener.connected.is_set()
 
     def _wake_all(self) -> None:
+        # Connected or lost: requests that began waiting before LISTEN took effect, or
+        # that will not be told any more, read their activity now.
         with self._lock:
             events = [e for group in self._events.values() for e in group]
         for event in events:
             event.set()
 
 
-def make_waiter(session_factory: sessionmaker[Session], url: str) -> Waiter:
-    """The best waiter for the database at ``url``."""
-    if url.startswith("postgresql"):
-        dsn = url.replace("postgresql+psycopg://", "postgresql://", 1)
-        return PostgresWaiter(session_factory, dsn)
-    return Waiter(session_factory, max_interval=0.005)
+def make_waiter(session_factory: sessionmaker[Session], listener: Listener | None) -> Waiter:
+    """The best waiter: woken by PostgreSQL's notifications when there is a ``listener``,
+    by this process's settles in any case."""
+    if listener is not None:
+        return PostgresWaiter(session_factory, listener)
+    return NotifiedWaiter(session_factory)
 
 
 Notify = Callable[[Session, str], None]

@@ -38,7 +38,10 @@ VOTE_RIGHTS: list[VoteRights] = [default_vote_rights]
 # Built once: every submit's answer renders its activity.
 _VOTES: Final = (select(Vote).where(Vote.activity_id.in_(bindparam("ids", expanding=True)))
                  .order_by(Vote.created_at))
-_USERS: Final = select(User).where(User.id.in_(bindparam("ids", expanding=True)))
+#: Refreshes users already in the session: their ``view_version`` may have moved in this
+#: very transaction (a credential added by the activity being rendered).
+_USERS: Final = (select(User).where(User.id.in_(bindparam("ids", expanding=True)))
+                 .execution_options(populate_existing=True))
 
 
 def render_activities(
@@ -53,27 +56,52 @@ def render_activities(
     voter_ids = sorted({v.user_id for vs in votes.values() for v in vs})
     voters = session.scalars(_USERS, {"ids": voter_ids}).all() if voter_ids else []
     user_views = {u["userId"]: u for u in render_users(session, voters)}
-    out = []
-    for activity in activities:
-        can_approve, can_reject = VOTE_RIGHTS[-1](session, activity, viewer, votes[activity.id])
-        view: dict[str, Any] = {
-            "id": activity.id,
-            "organizationId": activity.organization_id,
-            "status": activity.status,
-            "type": activity.type,
-            "intent": activity.intent,
-            "result": activity.result or {},
-            "votes": [_render_vote(v, user_views) for v in votes[activity.id]],
-            "fingerprint": activity.fingerprint,
-            "canApprove": can_approve,
-            "canReject": can_reject,
-            "createdAt": wire_timestamp(activity.created_at),
-            "updatedAt": wire_timestamp(activity.updated_at),
-        }
-        if activity.failure:
-            view["failure"] = activity.failure
-        out.append(view)
-    return out
+    return [_view(session, a, votes[a.id], user_views, viewer) for a in activities]
+
+
+#: One round trip for a settled activity's answer: the row, its votes and their users.
+_WITH_VOTES: Final = (select(Activity, Vote, User)
+                      .outerjoin(Vote, Vote.activity_id == Activity.id)
+                      .outerjoin(User, User.id == Vote.user_id)
+                      .where(Activity.id == bindparam("id"))
+                      .order_by(Vote.created_at, Vote.id)
+                      .execution_options(populate_existing=True))
+
+
+def load_and_render(session: Session, activity_id: str,
+                    viewer: str | None) -> tuple[Activity, dict[str, Any]] | None:
+    """The activity with ``activity_id`` and its ``v1Activity``, read in one statement (the
+    voters' views are remembered, ``infra.views.users``); ``None`` if there is none."""
+    rows = session.execute(_WITH_VOTES, {"id": activity_id}).all()
+    if not rows:
+        return None
+    activity = rows[0][0]
+    votes = [vote for _, vote, _ in rows if vote is not None]
+    voters = list({user.id: user for _, _, user in rows if user is not None}.values())
+    user_views = {u["userId"]: u for u in render_users(session, voters)}
+    return activity, _view(session, activity, votes, user_views, viewer)
+
+
+def _view(session: Session, activity: Activity, votes: list[Vote],
+          user_views: dict[str, dict[str, Any]], viewer: str | None) -> dict[str, Any]:
+    can_approve, can_reject = VOTE_RIGHTS[-1](session, activity, viewer, votes)
+    view: dict[str, Any] = {
+        "id": activity.id,
+        "organizationId": activity.organization_id,
+        "status": activity.status,
+        "type": activity.type,
+        "intent": activity.intent,
+        "result": activity.result or {},
+        "votes": [_render_vote(v, user_views) for v in votes],
+        "fingerprint": activity.fingerprint,
+        "canApprove": can_approve,
+        "canReject": can_reject,
+        "createdAt": wire_timestamp(activity.created_at),
+        "updatedAt": wire_timestamp(activity.updated_at),
+    }
+    if activity.failure:
+        view["failure"] = activity.failure
+    return view
 
 
 def render_activity(session: Session, activity: Activity, viewer: str | None) -> dict[str, Any]:

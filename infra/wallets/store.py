@@ -290,6 +290,29 @@ def _account_with_wallet(session: Session, lookup: Select[WalletAccount, Wallet]
     return (row[0], row[1]) if row is not None else None
 
 
+_SIGNERS_MAX: Final = 10_000
+#: (organization id, signWith) -> (curve, address format) of names that resolved.
+_signers: dict[tuple[str, str], tuple[Curve, AddressFormat | None]] = {}
+
+
+def signer_kind(session: Session, organization_id: str,
+                sign_with: str) -> tuple[Curve, AddressFormat | None]:
+    """The curve and address format of the key ``signWith`` names, for read-only checks.
+
+    Remembered per process once found: what a key is never changes, so the ingress's check
+    of a signer it saw before needs no read. A key deleted since still passes this check;
+    the executor resolves the name again and fails the activity with the same ``NotFound``.
+    """
+    known = _signers.get((organization_id, sign_with))
+    if known is not None:
+        return known
+    target = resolve_sign_with(session, organization_id, sign_with)
+    if len(_signers) >= _SIGNERS_MAX:
+        _signers.clear()
+    _signers[(organization_id, sign_with)] = (target.curve, target.address_format)
+    return target.curve, target.address_format
+
+
 def resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:
     """Find the key ``signWith`` names: account address, private key id or key address.
 

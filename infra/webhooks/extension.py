@@ -1,6 +1,8 @@
 """Plugging webhooks into the shared mechanisms (listed in ``infra/extensions.py``).
 
 * the outbox listener on every activity creation and status change;
+* a hook for every role that keeps the outbox's knowledge of organizations without
+  endpoints in step with PostgreSQL's ``walletd_endpoints_changed`` notifications;
 * a worker hook that opens the signing key ring under the data directory and publishes its
   public keys for the JWKS endpoint (worker, embedded and CLI roles only: the ingress never
   opens the private ring), and lets the outbox hand new rows to the broker at commit.
@@ -12,7 +14,7 @@ import logging
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from infra.bootstrap import WORKER_HOOKS, Services
+from infra.bootstrap import SERVICE_HOOKS, WORKER_HOOKS, Services
 from infra.clock import now_ms
 from infra.messaging import contracts
 from infra.pipeline import lifecycle
@@ -45,5 +47,13 @@ def open_keyring(services: Services) -> None:
 
 if outbox.on_activity_change not in lifecycle.LISTENERS:
     lifecycle.LISTENERS.append(outbox.on_activity_change)
+def watch_endpoints(services: Services) -> None:
+    """Every role: forget organizations without endpoints when endpoints change."""
+    if services.role != "cli" and services.listener is not None:
+        outbox.ENDPOINT_ABSENCE.watch(services.listener)
+
+
+if watch_endpoints not in SERVICE_HOOKS:
+    SERVICE_HOOKS.append(watch_endpoints)
 if open_keyring not in WORKER_HOOKS:
     WORKER_HOOKS.append(open_keyring)

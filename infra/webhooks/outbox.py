@@ -22,6 +22,7 @@ follows the feature's value; ordinary events then read endpoints only.
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -31,6 +32,7 @@ from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id, now
+from infra.db.listen import Listener
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
@@ -139,10 +141,65 @@ _ACTIVE_ENDPOINTS: Final = (
 )
 
 
+class EndpointAbsence:
+    """Organizations whose whole chain has no active endpoint, known without a read.
+
+    Most organizations have no endpoint, and every activity change would otherwise read
+    that again. The knowledge is kept only while PostgreSQL's ``walletd_endpoints_changed``
+    notifications arrive (any write to ``webhook_endpoints`` sends one, by trigger), and is
+    dropped whole at each of them and whenever the listener reconnects. A generation number
+    keeps a read that raced a notification from being remembered. Without a listener
+    (SQLite, CLI), nothing is remembered and every change reads its endpoints.
+    """
+
+    _MAX = 100_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._absent: set[str] = set()
+        self._generation = 0
+        self._listener: Listener | None = None
+
+    def watch(self, listener: Listener) -> None:
+        """Remember absences while ``listener`` delivers endpoint notifications."""
+        listener.subscribe(ENDPOINTS_CHANNEL, lambda _org: self.forget(), self.forget)
+        self._listener = listener
+
+    def forget(self) -> None:
+        with self._lock:
+            self._absent.clear()
+            self._generation += 1
+
+    def known_absent(self, organization_id: str) -> bool:
+        return self._live() and organization_id in self._absent
+
+    def generation(self) -> int:
+        return self._generation
+
+    def note_absent(self, organization_id: str, generation: int) -> None:
+        if not self._live():
+            return
+        with self._lock:
+            if generation == self._generation and len(self._absent) < self._MAX:
+                self._absent.add(organization_id)
+
+    def _live(self) -> bool:
+        return self._listener is not None and self._listener.connected.is_set()
+
+
+ENDPOINTS_CHANNEL: Final = "walletd_endpoints_changed"
+ENDPOINT_ABSENCE: Final = EndpointAbsence()
+
+
 def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
     """Active endpoints of the organization and its ancestors subscribed to ``event_type``."""
+    if ENDPOINT_ABSENCE.known_absent(organization_id):
+        return []
+    generation = ENDPOINT_ABSENCE.generation()
     chain = organization_chain(session, organization_id) or [organization_id]
     candidates = session.scalars(_ACTIVE_ENDPOINTS, {"chain": chain}).all()
+    if not candidates:
+        ENDPOINT_ABSENCE.note_absent(organization_id, generation)
     return [e for e in candidates if subscribed(e, event_type)]
 
 

@@ -81,11 +81,13 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
         dep.start_worker("executors")
 
         def executor_blocked_on_it() -> bool:
+            # The pool's claim (SELECT … FOR UPDATE OF activities; pg_stat_activity shows
+            # only the beginning of its text) waiting for the test's lock.
             with psycopg.connect(db_url, autocommit=True) as conn:
                 rows = conn.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                     "AND application_name LIKE 'walletd-worker[%%signing%%' "
-                    "AND query ILIKE 'UPDATE activities%%'").fetchone()
+                    "AND query ILIKE 'SELECT activities.id, %%'").fetchone()
                 return bool(rows and rows[0] >= 1)
 
         _wait(executor_blocked_on_it)
@@ -99,11 +101,12 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
     assert again["id"] == activity["id"] and again["status"] == "ACTIVITY_STATUS_COMPLETED"
 
 
-def test_consensus_worker_killed_before_evaluating_is_recovered(crashable: Deployment) -> None:
+def test_a_pool_down_when_the_activity_arrives_runs_it_once_when_back(
+        crashable: Deployment) -> None:
     dep = crashable
-    dep.kill("consensus")
+    dep.kill("executors")
     activity, _, _, public_key = _submit_while_down(dep, "late")
-    dep.start_worker("consensus")
+    dep.start_worker("executors")
     _completes_once(dep, activity["id"], public_key)
 
 
@@ -111,17 +114,20 @@ def test_lost_broker_message_is_recovered_by_the_sweeper(crashable: Deployment) 
     import pika
 
     dep = crashable
-    dep.kill("consensus")
+    dep.kill("executors")
     activity, _, _, public_key = _submit_while_down(dep, "lost")
 
-    # Lose the message: purge the consensus queue, as if the broker had dropped it.
+    # Lose the message: purge the activity's own pool's queue, as if the broker had dropped
+    # it. The one message per activity went there (nothing went through consensus).
     connection = pika.BlockingConnection(pika.URLParameters(dep.env["WALLETD_BROKER_URL"]))
     try:
         channel = connection.channel()
-        channel.queue_purge("consensus")
         assert channel.queue_declare("consensus", passive=True).method.message_count == 0
+        channel.queue_purge("accounts")
+        assert channel.queue_declare("accounts", passive=True).method.message_count == 0
     finally:
         connection.close()
 
-    dep.start_worker("consensus")
+    # The sweeper (in the consensus worker) re-sends it to the pool after its grace period.
+    dep.start_worker("executors")
     _completes_once(dep, activity["id"], public_key)

@@ -1,7 +1,9 @@
 """The submit's wait for an activity to settle, on real PostgreSQL and on SQLite.
 
 On PostgreSQL a waiting request is woken by ``NOTIFY`` and reads nothing while it waits;
-before the listener is up (or without one) it polls and still sees the settled status.
+before the listener is up (or without one) it polls and still sees the settled status. In the
+process that settles the activity (the embedded default, any database) it is woken right
+after the commit, and reads nothing while it waits either.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
+from infra.db.listen import Listener
 from infra.db.migrate import upgrade
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization
 from infra.pipeline import lifecycle
-from infra.pipeline.wait import PostgresWaiter, Waiter, make_waiter
+from infra.pipeline.wait import NotifiedWaiter, PostgresWaiter, make_waiter
 
 LONG = 30.0  # far longer than any of these waits takes; a hang fails the test instead
 
@@ -78,18 +81,22 @@ class StatusReads:
         event.listen(engine, "before_cursor_execute", _before)
 
 
-def _listening(waiter: PostgresWaiter) -> None:
-    waiter._ensure_listening()
-    assert waiter._listening.wait(LONG), "the LISTEN connection never came up"
+def _listener(engine: Engine) -> Listener:
+    return Listener(engine.url.set(drivername="postgresql").render_as_string(hide_password=False))
+
+
+def _listening(waiter: PostgresWaiter, listener: Listener) -> None:
+    assert listener.connected.wait(LONG), "the LISTEN connection never came up"
 
 
 def test_a_notified_wait_reads_nothing_until_the_activity_settles(pg_engine: Engine) -> None:
     factory = make_session_factory(pg_engine)
-    waiter = make_waiter(make_read_session_factory(pg_engine), pg_engine.url.render_as_string(
-        hide_password=False))
+    listener = _listener(pg_engine)
+    waiter = make_waiter(make_read_session_factory(pg_engine), listener)
     assert isinstance(waiter, PostgresWaiter)
     waiter._safety_interval = LONG  # only the notification may end this wait
-    _listening(waiter)
+    lifecycle.ON_SETTLED.remove(waiter._wake)  # not the in-process wake: NOTIFY alone
+    _listening(waiter, listener)
     activity_id = _pending(factory)
     reads = StatusReads(pg_engine)
     with waiter.watch() as watch:
@@ -98,7 +105,7 @@ def test_a_notified_wait_reads_nothing_until_the_activity_settles(pg_engine: Eng
         done.start()
         announced = watch.wait(LONG, known_unsettled=True)
         done.join()
-    waiter.stop()
+    listener.stop()
     assert announced
     assert reads.count == 0
     assert waiter.status(activity_id) == lifecycle.COMPLETED
@@ -106,20 +113,22 @@ def test_a_notified_wait_reads_nothing_until_the_activity_settles(pg_engine: Eng
 
 def test_a_wait_started_after_the_activity_settled_returns_at_once(pg_engine: Engine) -> None:
     factory = make_session_factory(pg_engine)
-    waiter = make_waiter(make_read_session_factory(pg_engine), pg_engine.url.render_as_string(
-        hide_password=False))
+    listener = _listener(pg_engine)
+    waiter = make_waiter(make_read_session_factory(pg_engine), listener)
     activity_id = _pending(factory)
     _complete(factory, activity_id)
     assert waiter.wait(activity_id, LONG) == lifecycle.COMPLETED
     assert isinstance(waiter, PostgresWaiter)
     waiter.stop()
+    listener.stop()
 
 
 def test_without_the_listener_the_wait_polls_and_still_sees_the_result(pg_engine: Engine) -> None:
     factory = make_session_factory(pg_engine)
     # The listener's DSN points nowhere: LISTEN never comes up, notifications never arrive.
-    waiter = PostgresWaiter(make_read_session_factory(pg_engine),
-                            "postgresql://postgres@127.0.0.1:1/none?connect_timeout=1")
+    nowhere = Listener("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1")
+    waiter = PostgresWaiter(make_read_session_factory(pg_engine), nowhere)
+    lifecycle.ON_SETTLED.remove(waiter._wake)  # as if settled by another process
     activity_id = _pending(factory)
     reads = StatusReads(pg_engine)
     done = threading.Timer(0.2, _complete, args=(factory, activity_id))
@@ -130,28 +139,54 @@ def test_without_the_listener_the_wait_polls_and_still_sees_the_result(pg_engine
         assert not waiter._notified()
         assert reads.count >= 2  # it had to look again after the first read found it PENDING
     finally:
-        waiter.stop()
+        nowhere.stop()
 
 
 def test_an_unsettled_activity_times_out_with_its_status(pg_engine: Engine) -> None:
     factory = make_session_factory(pg_engine)
-    waiter = make_waiter(make_read_session_factory(pg_engine), pg_engine.url.render_as_string(
-        hide_password=False))
+    listener = _listener(pg_engine)
+    waiter = make_waiter(make_read_session_factory(pg_engine), listener)
     activity_id = _pending(factory)
     assert waiter.wait(activity_id, 0.05) == lifecycle.PENDING
     assert isinstance(waiter, PostgresWaiter)
     waiter.stop()
+    listener.stop()
 
 
-def test_sqlite_waiter_polls_until_settled(sqlite_engine: Engine) -> None:
+def test_sqlite_waiter_is_woken_in_process_and_reads_nothing_while_waiting(
+        sqlite_engine: Engine) -> None:
     factory = make_session_factory(sqlite_engine)
-    waiter = make_waiter(make_read_session_factory(sqlite_engine), str(sqlite_engine.url))
-    assert type(waiter) is Waiter
+    waiter = make_waiter(make_read_session_factory(sqlite_engine), None)
+    assert type(waiter) is NotifiedWaiter
+    waiter._safety_interval = LONG  # only the in-process wake may end this wait
     activity_id = _pending(factory)
-    with waiter.watch() as watch:
-        watch.follow(activity_id)
-        done = threading.Timer(0.1, _complete, args=(factory, activity_id))
-        done.start()
-        assert watch.wait(LONG, known_unsettled=True)
-        done.join()
-    assert waiter.status(activity_id) == lifecycle.COMPLETED
+    reads = StatusReads(sqlite_engine)
+    try:
+        with waiter.watch() as watch:
+            watch.follow(activity_id)
+            done = threading.Timer(0.1, _complete, args=(factory, activity_id))
+            done.start()
+            assert watch.wait(LONG, known_unsettled=True)
+            done.join()
+        assert reads.count == 0
+        assert waiter.status(activity_id) == lifecycle.COMPLETED
+    finally:
+        waiter.stop()
+
+
+def test_a_rolled_back_settle_wakes_nobody(sqlite_engine: Engine) -> None:
+    factory = make_session_factory(sqlite_engine)
+    waiter = make_waiter(make_read_session_factory(sqlite_engine), None)
+    activity_id = _pending(factory)
+    try:
+        with waiter.watch() as watch:
+            watch.follow(activity_id)
+            with factory() as session:
+                activity = lifecycle.claim(session, activity_id, lifecycle.PENDING)
+                assert activity is not None
+                lifecycle.transition(session, activity, lifecycle.COMPLETED, result={"ok": {}})
+                session.rollback()
+            assert not watch._event.is_set()
+        assert waiter.status(activity_id) == lifecycle.PENDING
+    finally:
+        waiter.stop()

@@ -32,7 +32,9 @@ def test_registry_refuses_duplicate_types() -> None:
 def test_activity_spec_is_well_formed(spec: ActivitySpec) -> None:
     # verb_noun, except the few one-word paths of the swagger (``oauth``).
     assert re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", spec.path) or spec.path in {"oauth"}
-    assert spec.pool in (queues.SIGNING, queues.ACCOUNTS)
+    # Votes run on the consensus pool, everything else on an executor pool.
+    assert spec.pool in (queues.SIGNING, queues.ACCOUNTS, queues.CONSENSUS)
+    assert (spec.pool == queues.CONSENSUS) == spec.consensus_vote
     assert spec.versions
     for version in spec.versions:
         assert version.type.startswith("ACTIVITY_TYPE_")

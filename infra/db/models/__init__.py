@@ -11,8 +11,11 @@ import importlib
 import pkgutil
 
 from infra.db.base import Base
+from infra.db.triggers import install_on_create_all
 
 for _mod in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_mod.name}")
+
+install_on_create_all(Base.metadata)
 
 __all__ = ["Base"]

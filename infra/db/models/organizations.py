@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.clock import new_id
@@ -38,6 +38,9 @@ class User(Timestamped, Base):
     email: Mapped[str | None] = mapped_column(String(320), nullable=True, index=True)
     phone_number: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     is_root: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Moves with every change to what ``v1User`` shows (database triggers,
+    #: ``infra.db.triggers``); rendered views are remembered by it.
+    view_version: Mapped[int] = mapped_column(BigInteger, default=1, server_default="1")
 
 
 class ApiKey(Timestamped, Base):

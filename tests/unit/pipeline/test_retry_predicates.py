@@ -17,6 +17,7 @@ from sqlalchemy.exc import (
 
 import consensus.actors
 import infra.activities
+import infra.pipeline.decide
 import notifier.actors
 import workers.actors
 from infra.activities import Registry, registry
@@ -59,7 +60,8 @@ def _actors(pipeline: Pipeline) -> dict[str, object]:
 
 def test_every_actor_retries_only_transient_errors(pipeline: Pipeline) -> None:
     actors = _actors(pipeline)
-    assert {"evaluate_activity", "deliver_webhook"} <= set(actors)
+    assert {"execute_vote_activity", "execute_signing_activity", "execute_account_activity",
+            "evaluate_activity", "deliver_webhook"} <= set(actors)
     assert len(actors) >= 4
     for name, actor in actors.items():
         predicate = actor.options["retry_when"]  # type: ignore[attr-defined]
@@ -116,18 +118,40 @@ def test_a_transient_database_error_is_left_for_the_broker(pipeline: Pipeline,
     assert _status(pipeline, activity_id) == (lifecycle.PENDING, None)
 
 
-def test_a_crash_while_evaluating_fails_the_activity_instead_of_looping(
+def test_a_crash_while_deciding_fails_the_activity_instead_of_looping(
         pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> None:
     activity_id, _ = pipeline.submit_create_api_key()
 
     def broken_decide(session: object, activity: object, spec: object) -> object:
         raise _db_error(DataError)
 
-    monkeypatch.setattr(consensus.actors.evaluation, "decide", broken_decide)
-    assert consensus.actors.evaluate_activity(pipeline.services, activity_id) == "error"
+    monkeypatch.setattr(infra.pipeline.decide, "decide", broken_decide)
+    assert run_activity(pipeline.services, activity_id) == lifecycle.FAILED
     status, failure = _status(pipeline, activity_id)
     assert status == lifecycle.FAILED and failure is not None and failure["code"] == 13
-    assert consensus.actors.evaluate_activity(pipeline.services, activity_id) is None
+    assert run_activity(pipeline.services, activity_id) is None
+
+
+def _flush_violating_a_key(params: object, ctx: object) -> dict[str, object]:
+    """A handler whose rows only collide when the result is flushed (issue 15, item 1)."""
+    from infra.db.models.organizations import ApiKey
+
+    ctx.session.add(ApiKey(organization_id="no-such-organization",  # type: ignore[attr-defined]
+                           user_id=ctx.user_id, name="k", public_key="02" + "ab" * 32,  # type: ignore[attr-defined]
+                           curve="API_KEY_CURVE_P256", credential_type="CREDENTIAL_TYPE_API_KEY_P256"))
+    return {}   # nothing is written yet: the foreign key fails when the result is flushed
+
+
+def test_a_constraint_violated_at_the_final_flush_is_recorded_failed(
+        pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the except branch read the expired activity on the failed session
+    # (PendingRollbackError), nothing was recorded and the sweeper re-sent it for ever.
+    activity_id, _ = pipeline.submit_create_api_key()
+    _with_handler(monkeypatch, "ACTIVITY_TYPE_CREATE_API_KEYS_V2", _flush_violating_a_key)
+    assert run_activity(pipeline.services, activity_id) == lifecycle.FAILED
+    status, failure = _status(pipeline, activity_id)
+    assert status == lifecycle.FAILED and failure is not None and failure["code"] == 13
+    assert run_activity(pipeline.services, activity_id) is None
 
 
 def test_an_intent_that_no_longer_validates_fails_instead_of_crashing(pipeline: Pipeline) -> None:

@@ -1,0 +1,110 @@
+"""One ``LISTEN`` connection per process, shared by everything that waits on PostgreSQL.
+
+Subscribers name a channel and get ``on_notify(payload)`` for each notification, and
+``on_reset()`` whenever the connection comes up or goes down: notifications may have been
+missed then, so a subscriber re-reads what it relies on (waiting requests read their
+activity, caches forget). :attr:`Listener.connected` tells whether notifications can be
+relied on right now. The thread starts with the first subscription and reconnects by
+itself; :meth:`Listener.stop` ends it.
+
+Channels (each announced by a trigger, in the transaction of the change, so no code path
+can forget it):
+
+* ``walletd_activity_settled`` (payload: activity id): ``infra.pipeline.wait``;
+* ``walletd_endpoints_changed`` (payload: organization id): ``infra.webhooks.outbox``;
+* ``walletd_deliveries_due`` (no payload): the notifier's relay.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    channel: str
+    on_notify: Callable[[str], None]
+    on_reset: Callable[[], None]
+
+
+class Listener:
+    """The process's ``LISTEN`` connection to the database at ``dsn``."""
+
+    def __init__(self, dsn: str) -> None:
+        self._dsn = dsn
+        self._lock = threading.Lock()
+        self._subscriptions: list[Subscription] = []
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._restart = threading.Event()
+        #: Set while notifications arrive; cleared while (re)connecting.
+        self.connected = threading.Event()
+
+    def subscribe(self, channel: str, on_notify: Callable[[str], None],
+                  on_reset: Callable[[], None]) -> None:
+        """Start delivering ``channel``'s notifications (and resets) to the callbacks."""
+        with self._lock:
+            self._subscriptions.append(Subscription(channel, on_notify, on_reset))
+            fresh_channel = sum(s.channel == channel for s in self._subscriptions) == 1
+            running = self._thread is not None and self._thread.is_alive()
+            if not running:
+                self._thread = threading.Thread(target=self._run, name="walletd-listener",
+                                                daemon=True)
+                self._thread.start()
+        if running and fresh_channel:
+            # LISTEN on the new channel too: reconnect once, not trusted until then.
+            self.connected.clear()
+            self._restart.set()
+
+    def stop(self) -> None:
+        """End the thread within about a second."""
+        self._stopping.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(5)
+
+    def _run(self) -> None:
+        import psycopg
+
+        while not self._stopping.is_set():
+            self._restart.clear()
+            try:
+                with psycopg.connect(self._dsn, autocommit=True) as conn:
+                    with self._lock:
+                        channels = sorted({s.channel for s in self._subscriptions})
+                    for channel in channels:
+                        conn.execute(f"LISTEN {channel}")
+                    self.connected.set()
+                    self._reset()  # anything announced before LISTEN took effect
+                    while not (self._stopping.is_set() or self._restart.is_set()):
+                        for note in conn.notifies(timeout=0.2):
+                            self._deliver(note.channel, note.payload)
+            except Exception:
+                log.warning("database listener lost its connection; reconnecting")
+            self.connected.clear()
+            self._reset()
+            if not self._restart.is_set():
+                self._stopping.wait(1)
+
+    def _deliver(self, channel: str, payload: str) -> None:
+        with self._lock:
+            targets = [s.on_notify for s in self._subscriptions if s.channel == channel]
+        for target in targets:
+            try:
+                target(payload)
+            except Exception:
+                log.exception("a %s subscriber failed", channel)
+
+    def _reset(self) -> None:
+        with self._lock:
+            targets = [s.on_reset for s in self._subscriptions]
+        for target in targets:
+            try:
+                target()
+            except Exception:
+                log.exception("a listener subscriber failed to reset")
