@@ -12,31 +12,56 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.crypto import hpke
+from infra.errors import InvalidRequest
 from infra.messaging import queues
+from infra.sessions.extension import service_keys
+from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
-from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
-from infra.sessions.tokens import add_login_credential, credential_bundle, new_session_key
+from infra.sessions.oidc_login import spend_login, verify_login
+from infra.sessions.params import seconds
+from infra.sessions.redaction import reveal
+from infra.sessions.tokens import (
+    DEFAULT_SESSION_SECONDS,
+    add_login_credential,
+    credential_bundle,
+    new_session_key,
+)
+from infra.wiremodel import WireModel
 
 
-class Params(SessionLength):
+class Params(WireModel):
     """``v1OauthIntent``."""
 
-    oidc_token: str = Field(min_length=1, max_length=MAX_TOKEN_LENGTH)
+    oidc_token: str = Field(min_length=1, max_length=sealed_room(MAX_TOKEN_LENGTH))
     target_public_key: str = Field(min_length=1, max_length=160)
     api_key_name: str | None = Field(default=None, max_length=256)
+    expiration_seconds: str | None = None
     invalidate_existing: bool = False
 
 
+def check(params: Params, ctx: CheckContext) -> None:
+    seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    try:
+        hpke.load_public_key(params.target_public_key)
+    except InvalidRequest:
+        raise InvalidRequest("targetPublicKey is not a P-256 public key: send the uncompressed "
+                             "(04…) key hex of the client's embedded key",
+                             field="targetPublicKey") from None
+
+
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
-                         params.oidc_token, params.target_public_key)
+    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    token = reveal(params.oidc_token, ctx.session, service_keys(ctx.services), "oidcToken")
+    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token,
+                         params.target_public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
     public_key, private_key = new_session_key()
     bundle = credential_bundle(params.target_public_key, private_key)
     api_key_id = add_login_credential(
         ctx, user_id=login.target.user_id, public_key_hex=public_key,
-        expiration_seconds=params.seconds, invalidate_existing=params.invalidate_existing,
+        expiration_seconds=ttl, invalidate_existing=params.invalidate_existing,
         name=params.api_key_name or f"Oauth - {ctx.now.isoformat()}",
         credential_type="CREDENTIAL_TYPE_OAUTH_KEY_P256")
     return {"userId": login.target.user_id, "apiKeyId": api_key_id, "credentialBundle": bundle}
@@ -46,6 +71,7 @@ SPEC = ActivitySpec(
     path="oauth",
     versions=(Version("ACTIVITY_TYPE_OAUTH", Params, "oauthIntent", "oauthResult"),),
     execute=execute,
+    check=check,
     pool=queues.ACCOUNTS,
     resource="AUTH",
     action="CREATE",

@@ -12,35 +12,52 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.sessions.extension import service_keys
+from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
-from infra.sessions.oidc_login import SessionLength, spend_login, verify_login
-from infra.sessions.tokens import add_login_credential, issue_session_jwt, p256_public_key
+from infra.sessions.oidc_login import spend_login, verify_login
+from infra.sessions.params import seconds
+from infra.sessions.redaction import reveal
+from infra.sessions.tokens import (
+    DEFAULT_SESSION_SECONDS,
+    add_login_credential,
+    issue_session_jwt,
+    p256_public_key,
+)
+from infra.wiremodel import WireModel
 
 
-class Params(SessionLength):
+class Params(WireModel):
     """``v1OauthLoginIntent``."""
 
-    oidc_token: str = Field(min_length=1, max_length=MAX_TOKEN_LENGTH)
+    oidc_token: str = Field(min_length=1, max_length=sealed_room(MAX_TOKEN_LENGTH))
     public_key: str = Field(min_length=1, max_length=160)
+    expiration_seconds: str | None = None
     invalidate_existing: bool = False
     session_profile_id: str | None = Field(default=None, max_length=64)
 
 
+def check(params: Params, ctx: CheckContext) -> None:
+    seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    p256_public_key(params.public_key, "publicKey")
+
+
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
     public_key = p256_public_key(params.public_key, "publicKey")
-    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id,
-                         params.oidc_token, params.public_key)
+    token = reveal(params.oidc_token, ctx.session, service_keys(ctx.services), "oidcToken")
+    login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token, params.public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
     add_login_credential(ctx, user_id=login.target.user_id, public_key_hex=public_key,
-                         expiration_seconds=params.seconds,
+                         expiration_seconds=ttl,
                          invalidate_existing=params.invalidate_existing,
                          name=f"OAuth Login - {ctx.now.isoformat()}")
     session_jwt = issue_session_jwt(
         ctx.services, user_id=login.target.user_id, organization_id=login.target.organization_id,
         public_key_hex=public_key, session_type="SESSION_TYPE_READ_WRITE",
-        expiration_seconds=params.seconds, now=ctx.now, session=ctx.session)
+        expiration_seconds=ttl, now=ctx.now, session=ctx.session)
     return {"session": session_jwt}
 
 
@@ -48,6 +65,7 @@ SPEC = ActivitySpec(
     path="oauth_login",
     versions=(Version("ACTIVITY_TYPE_OAUTH_LOGIN", Params, "oauthLoginIntent", "oauthLoginResult"),),
     execute=execute,
+    check=check,
     pool=queues.ACCOUNTS,
     resource="AUTH",
     action="CREATE",

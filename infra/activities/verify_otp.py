@@ -60,7 +60,7 @@ def execute(params: ParamsV1 | Params, ctx: ActivityContext) -> dict[str, Any]:
     bound = p256_public_key(public_key, "publicKey") if public_key else ""
     token = issue_token(ctx.session, keys, organization_id=row.organization_id, otp_id=row.id,
                         verification_type=row.otp_type, contact=row.contact, public_key=bound,
-                        seconds=_ttl(params), now=ctx.now)
+                        seconds=_ttl(params), now=ctx.now, activity_id=ctx.activity.id)
     return {"verificationToken": token}
 
 

@@ -174,6 +174,8 @@ VOTE_KINDS = frozenset({"APPROVE_ACTIVITY", "REJECT_ACTIVITY"})
 #: Sessions for the requester's own user (stamp_login has no userId: always its own).
 OWN_SESSION_KINDS = frozenset({"STAMP_LOGIN", "CREATE_READ_ONLY_SESSION",
                                "CREATE_READ_WRITE_SESSION"})
+#: Versions that name the user by email: never the requester's own session by default.
+OTHER_USER_SESSION_TYPES = frozenset({"ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION"})
 
 
 def _run(text: str, field_name: str, env: Mapping[str, Any]) -> bool:
@@ -216,7 +218,7 @@ def _default_allows(proposal: Proposal) -> str | None:
         return "default: the submitter, root users and named approvers may vote"
     if kind in OWN_CREDENTIAL_KINDS and proposal.parameters.get("userId") == proposal.requester_id:
         return "default: users may manage their own credentials"
-    if (kind in OWN_SESSION_KINDS and "email" not in proposal.parameters
+    if (kind in OWN_SESSION_KINDS and proposal.activity_type not in OTHER_USER_SESSION_TYPES
             and proposal.parameters.get("userId", proposal.requester_id) == proposal.requester_id):
         return "default: users may log themselves in"
     return None

@@ -40,6 +40,15 @@ Oauth2ProviderName = Literal["OAUTH2_PROVIDER_X", "OAUTH2_PROVIDER_DISCORD"]
 #: How long an ID token walletd issues stays valid.
 ISSUED_TOKEN_SECONDS: Final = 600
 MAX_SECRET_ENVELOPE_LENGTH: Final = 2 * (quorum.MAX_MESSAGE_LENGTH + 200)
+#: PKCE code verifier length (RFC 7636).
+VERIFIER_LENGTH: Final = (43, 128)
+
+
+def sealed_room(length: int) -> int:
+    """The longest stored form of a field of ``length`` characters that the activity tables
+    keep sealed (``infra.sessions.redaction``: hex HPKE JSON behind a prefix); the clear value
+    is checked against ``length`` once revealed."""
+    return 2 * length + 512
 
 
 @dataclass(frozen=True)

@@ -152,12 +152,21 @@ def _bare(issuer: str) -> str:
     return issuer.rstrip("/").removeprefix("https://")
 
 
+def issuer_forms(issuer: str) -> tuple[str, ...]:
+    """The spellings of one issuer a stored identity may carry: Google writes ``iss`` as
+    ``https://accounts.google.com`` or ``accounts.google.com``, so both name one user."""
+    bare = _bare(issuer)
+    return (issuer,) if "://" in bare else tuple(dict.fromkeys((issuer, bare, f"https://{bare}")))
+
+
 @dataclass
 class _IssuerKeys:
     keys: dict[str, jwt.PyJWK] = field(default_factory=dict)
     unnamed: list[jwt.PyJWK] = field(default_factory=list)
     fetched_at: float = -1e18
     tried_at: float = -1e18
+    #: Held while this issuer's keys are fetched (other issuers are not held up).
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class JwksCache:
@@ -179,6 +188,7 @@ class JwksCache:
         """
         with self._lock:
             state = self._issuers.setdefault(issuer, _IssuerKeys())
+        with state.lock:
             now = self._clock()
             stale = now - state.fetched_at > JWKS_TTL_S
             unknown = kid is not None and kid not in state.keys
@@ -204,6 +214,8 @@ class JwksCache:
         self.fetches += 1
         where = issuer.rstrip("/") + "/.well-known/openid-configuration"
         answer = self._egress.request("GET", where, f"OIDC discovery of {issuer}")
+        if answer.status != 200:  # some issuers (Facebook) serve it with a trailing slash only
+            answer = self._egress.request("GET", where + "/", f"OIDC discovery of {issuer}")
         doc = answer.json(f"OIDC discovery of {issuer}") if answer.status == 200 else None
         if not isinstance(doc, dict) or not isinstance(doc.get("jwks_uri"), str):
             raise UpstreamUnavailable(f"OIDC discovery of {issuer} gave no jwks_uri "

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from pydantic import field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -24,12 +23,15 @@ from infra.errors import NotFound, Unauthenticated
 from infra.identity.ancestry import organization_chain
 from infra.identity.extension import oidc_claims_unverified
 from infra.sessions.oauth2 import self_issuer
-from infra.sessions.oidc import OidcIdentity, accepted_audiences, token_hash, verifier
-from infra.sessions.tokens import DEFAULT_SESSION_SECONDS, LoginTarget, resolve_login_user
-from infra.wiremodel import WireModel
+from infra.sessions.oidc import (
+    OidcIdentity,
+    accepted_audiences,
+    issuer_forms,
+    token_hash,
+    verifier,
+)
+from infra.sessions.tokens import LoginTarget, resolve_login_user
 
-#: Longest session a login may ask for (a day; the credential keeps stamping until then).
-MAX_SESSION_SECONDS: Final = 24 * 3600
 #: What an OIDC token is spent for: one login and one sign-up each.
 LOGIN_USAGE: Final = "login"
 SIGNUP_USAGE: Final = "signup"
@@ -57,49 +59,20 @@ def verify_login(session: Session, settings: Any, organization_id: str, token: s
     """
     identity = verifier(settings).verify(token, public_key_hex=public_key_hex,
                                          self_issuer=self_issuer(settings, session))
-    for aud in identity.audiences:
-        try:
-            target = resolve_login_user(session, organization_id,
-                                        oauth=(identity.issuer, identity.subject, aud))
-        except NotFound:
-            continue
-        chain = organization_chain(session, target.organization_id)
-        identity.audience_in(accepted_audiences(session, chain))
-        return OidcLogin(identity, aud, target)
+    for iss in issuer_forms(identity.issuer):
+        for aud in identity.audiences:
+            try:
+                target = resolve_login_user(session, organization_id,
+                                            oauth=(iss, identity.subject, aud))
+            except NotFound:
+                continue
+            chain = organization_chain(session, target.organization_id)
+            identity.audience_in(accepted_audiences(session, chain))
+            return OidcLogin(identity, aud, target)
     identity.audience_in(accepted_audiences(session, organization_chain(session, organization_id)))
     raise NotFound(f"no user with this OIDC identity in organization {organization_id} or its "
                    "sub-organizations: sign up with the token first (create_sub_organization "
                    "with oauthProviders)")
-
-
-def login_organization(session: Session, settings: Any, organization_id: str, token: str,
-                       public_key_hex: str) -> str:
-    """The organization an OIDC login addressed to ``organization_id`` is for (§6)."""
-    return verify_login(session, settings, organization_id, token, public_key_hex
-                        ).target.organization_id
-
-
-class SessionLength(WireModel):
-    """``expirationSeconds`` of a login: whole seconds, 900 when left out."""
-
-    expiration_seconds: str | None = None
-
-    @field_validator("expiration_seconds", mode="before")
-    @classmethod
-    def _seconds(cls, value: object) -> object:
-        if value is None or value == "":
-            return None
-        text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
-        if (not text.isascii() or not text.isdigit() or len(text) > 9
-                or not 1 <= int(text) <= MAX_SESSION_SECONDS):
-            raise ValueError("expirationSeconds must be a whole number of seconds from 1 to "
-                             f"{MAX_SESSION_SECONDS}")
-        return str(int(text))
-
-    @property
-    def seconds(self) -> int:
-        """The session length in seconds."""
-        return int(self.expiration_seconds) if self.expiration_seconds else DEFAULT_SESSION_SECONDS
 
 
 def spend_token(session: Session, token_digest: str, expires_at: datetime, usage: str,

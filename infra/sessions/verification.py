@@ -25,8 +25,10 @@ from sqlalchemy.orm import Session
 from infra.clock import as_utc
 from infra.crypto import hpke
 from infra.crypto.bundles import ServiceSigner, build_signed_bundle, open_encrypted_bundle
+from infra.db.models.activities import Activity
 from infra.db.models.sessions import VerificationToken
 from infra.errors import InvalidCiphertext, InvalidRequest, Unauthenticated
+from infra.sessions.redaction import REDACTED
 from infra.sessions.service_keys import ENCRYPTION, VERIFICATION_TOKEN, ServiceKeys, verifying_keys
 from infra.sessions.tokens import p256_public_key
 from infra.wiremodel import WireModel
@@ -41,9 +43,10 @@ USAGE_TYPE: Final = {"login": "USAGE_TYPE_LOGIN", "signup": "USAGE_TYPE_SIGNUP"}
 
 def issue_token(session: Session, keys: ServiceKeys, *, organization_id: str, otp_id: str,
                 verification_type: str, contact: str, public_key: str, seconds: int,
-                now: datetime) -> str:
+                now: datetime, activity_id: str | None = None) -> str:
     """Store and sign a verification token for a verified code."""
     row = VerificationToken(organization_id=organization_id, otp_id=otp_id,
+                            activity_id=activity_id,
                             verification_type=verification_type, contact=contact,
                             public_key=public_key, expires_at=now + timedelta(seconds=seconds))
     session.add(row)
@@ -126,6 +129,18 @@ def record_token_use(session: Session, token_id: str, usage: Usage, fingerprint:
         .execution_options(synchronize_session=False)).first()
     if not changed:
         raise Unauthenticated(f"verification token already used for a {usage}; verify a new code")
+    if usage == "login":
+        _redact_issuing_result(session, token_id)
+
+
+def _redact_issuing_result(session: Session, token_id: str) -> None:
+    """A spent token no longer rests in the result of the ``verify_otp`` that issued it."""
+    row = session.get(VerificationToken, token_id)
+    activity = session.get(Activity, row.activity_id) if row and row.activity_id else None
+    if activity is None or not activity.result:
+        return
+    activity.result = {key: {**body, "verificationToken": REDACTED}
+                       for key, body in activity.result.items()}
 
 
 # --- client signatures (§7.4) ------------------------------------------------------------

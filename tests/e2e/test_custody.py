@@ -19,6 +19,7 @@ from eth_keys import keys as eth_keys
 from eth_utils import keccak
 from sqlalchemy import inspect, select, text
 from turnkey_sdk_types import (
+    CreateOauth2CredentialBody,
     CreatePrivateKeysBody,
     CreateWalletBody,
     ExportPrivateKeyBody,
@@ -31,7 +32,7 @@ from turnkey_sdk_types import (
     SignRawPayloadBody,
 )
 
-from infra.crypto import bundles, hd, hpke
+from infra.crypto import bundles, hd, hpke, quorum
 from infra.crypto.addresses import Curve
 from infra.crypto.keyring import load_keyring_file
 from infra.db.engine import make_engine, make_session_factory
@@ -261,6 +262,16 @@ def test_no_plaintext_key_material_in_database_or_logs(
     raw["leak-pk"] = _export_key(dep, made[0].privateKeyId)
     raw["leak-pk-ed"] = ed_secret = _export_key(dep, made[1].privateKeyId)
     raw["leak-pk-ed keypair"] = ed_secret + bytes(nacl.signing.SigningKey(ed_secret).verify_key)
+
+    # An OAuth 2.0 client secret, encrypted to the service key as encryptOauth2ClientSecret does.
+    encryption_key = requests.get(dep.base_url + "/public/v1/discovery/keys",
+                                  timeout=10).json()["encryptionPublicKey"]
+    oauth_secret = "oauth-client-secret-" + hpke.private_key_to_bytes(embedded)[4:12].hex()
+    client.create_oauth2_credential(CreateOauth2CredentialBody(
+        provider="OAUTH2_PROVIDER_X", clientId="leak-client", encryptedClientSecret=quorum.encrypt(
+            hpke.load_public_key(encryption_key), oauth_secret.encode())))
+    texts["oauth client secret"] = oauth_secret
+    raw["oauth client secret"] = oauth_secret.encode()
 
     # A pending import left in the database at dump time.
     client.init_import_private_key(InitImportPrivateKeyBody(userId=user_id))

@@ -40,7 +40,8 @@ from infra.crypto import hpke
 from infra.sessions.oidc import nonce_for
 from tests.e2e.test_turnkey_crypto_interop import INTEROP, node  # noqa: F401 (fixture)
 from tests.support.deployment import Deployment, Key
-from tests.support.keys import TestKey, make_key
+from tests.support.keys import TestKey as ApiKeyPair
+from tests.support.keys import make_key
 from tests.support.oidc_provider import OidcProvider, pkce_pair
 from tests.support.raw_api import RawApi, create_sub_org, root_user_params
 
@@ -102,7 +103,7 @@ def _sign_up(dep: Deployment, token: str, name: str) -> tuple[str, str]:
     return sub_id, result["rootUserIds"][0]
 
 
-def _oauth_login(dep: Deployment, token: str, key: TestKey) -> requests.Response:
+def _oauth_login(dep: Deployment, token: str, key: ApiKeyPair) -> requests.Response:
     return RawApi(dep, dep.root, dep.root.organization_id).submit(
         "oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", {"oidcToken": token, "publicKey": key.public_key})
 
@@ -225,6 +226,19 @@ def test_bad_tokens_are_refused_with_a_clear_4xx(dep: Deployment, provider: Oidc
     if status == 400:
         assert {"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
                 "turnkeyErrorCode": "INVALID_OIDC_TOKEN"} in body["details"]
+
+
+@pytest.mark.parametrize(("path", "type_", "field", "params"), [
+    ("oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", "publicKey", {"publicKey": "03zz"}),
+    ("oauth", "ACTIVITY_TYPE_OAUTH", "targetPublicKey", {"targetPublicKey": "04" + "00" * 64}),
+])
+def test_a_bad_client_key_is_a_400_before_the_token_is_looked_at(
+        dep: Deployment, path: str, type_: str, field: str, params: dict[str, str]) -> None:
+    response = RawApi(dep, dep.root, dep.root.organization_id).submit(
+        path, type_, {"oidcToken": "a.b.c", **params})
+    assert response.status_code == 400, response.text
+    violations = [d for d in response.json()["details"] if "fieldViolations" in d]
+    assert violations[0]["fieldViolations"][0]["field"].endswith(field)
 
 
 def test_oauth2_credential_and_authenticate_with_pkce(
@@ -353,3 +367,142 @@ def test_no_oauth_secret_in_database_or_logs(dep: Deployment, provider: OidcProv
         for what, needle in needles.items():
             assert needle not in haystack, f"{what} found in {where}"
 
+
+
+def _attested(key: ApiKeyPair, token: str, body: bytes) -> dict[str, str]:
+    """``X-Stamp-Attested`` with the OIDC scheme, as ``@turnkey/core``'s loginWithOauth sends."""
+    stamp = {"publicKeyAttestation": token, "scheme": "STAMP_ATTESTED_SCHEME_P256_OIDC",
+             "publicKey": key.public_key, "signature": key.sign(body)}
+    header = base64.urlsafe_b64encode(json.dumps(stamp).encode()).decode().rstrip("=")
+    return {"Content-Type": "application/json", "X-Stamp-Attested": header}
+
+
+def test_x_stamp_attested_oidc_logs_in_to_the_parent_once(dep: Deployment,
+                                                           provider: OidcProvider) -> None:
+    from tests.support.raw_api import envelope
+
+    key = make_key()
+    token = provider.id_token(sub="frank", aud=APP, nonce=nonce_for(key.public_key))
+    sub_id, user_id = _sign_up(dep, token, "frank")
+    parent = dep.root.organization_id
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", parent, {"publicKey": key.public_key})
+    response = dep.post("/public/v1/submit/stamp_login", body, _attested(key, token, body))
+    assert response.status_code == 200, response.text
+    activity = response.json()["activity"]
+    claims = _claims(activity["result"]["stampLoginResult"]["session"])
+    assert (claims["organization_id"], claims["user_id"]) == (sub_id, user_id)
+    assert claims["public_key"] == key.public_key
+    who = dep.client(Key(sub_id, user_id, key.public_key, key.private_key)).get_whoami(
+        GetWhoamiBody())
+    assert who.userId == user_id
+    # The identical request re-sent is the same login; a new request with the token is not.
+    resent = dep.post("/public/v1/submit/stamp_login", body, _attested(key, token, body))
+    assert resent.status_code == 200 and resent.json()["activity"]["id"] == activity["id"]
+    body2 = envelope("ACTIVITY_TYPE_STAMP_LOGIN", parent, {"publicKey": key.public_key})
+    again = dep.post("/public/v1/submit/stamp_login", body2, _attested(key, token, body2))
+    assert again.status_code == 401, again.text
+    assert "already used for a login" in again.json()["message"]
+
+
+@pytest.mark.parametrize("case", ["wrong nonce", "other signer", "not stamp_login", "expired"])
+def test_x_stamp_attested_oidc_refusals(dep: Deployment, provider: OidcProvider, case: str) -> None:
+    from tests.support.raw_api import envelope
+
+    key = make_key()
+    sub = f"gina-{case}"
+    _sign_up(dep, provider.id_token(sub=sub, aud=APP), f"gina {case}")
+    nonce = nonce_for(make_key().public_key if case == "wrong nonce" else key.public_key)
+    token = provider.id_token(sub=sub, aud=APP, nonce=nonce,
+                              lifetime_s=-300 if case == "expired" else 600)
+    type_, path = (("ACTIVITY_TYPE_CREATE_WALLET", "create_wallet") if case == "not stamp_login"
+                   else ("ACTIVITY_TYPE_STAMP_LOGIN", "stamp_login"))
+    params = ({"walletName": "w", "accounts": [ETH]} if case == "not stamp_login"
+              else {"publicKey": key.public_key})
+    body = envelope(type_, dep.root.organization_id, params)
+    signer = make_key() if case == "other signer" else key
+    stamp = _attested(signer, token, body)
+    if case == "other signer":  # the stamp names the bound key but another key signed
+        decoded = json.loads(base64.urlsafe_b64decode(stamp["X-Stamp-Attested"] + "=="))
+        decoded["publicKey"] = key.public_key
+        stamp["X-Stamp-Attested"] = base64.urlsafe_b64encode(
+            json.dumps(decoded).encode()).decode().rstrip("=")
+    response = dep.post(f"/public/v1/submit/{path}", body, stamp)
+    assert response.status_code == 401, response.text
+    message = response.json()["message"]
+    assert {"wrong nonce": "nonce does not bind", "other signer": "signature",
+            "not stamp_login": "stamp_login only", "expired": "expired"}[case] in message
+
+
+@pytest.fixture(scope="module")
+def prod(tmp_path_factory: pytest.TempPathFactory, provider: OidcProvider) -> Iterator[Deployment]:
+    """The production path (gunicorn + worker processes, a fresh PostgreSQL database and
+    RabbitMQ vhost) trusting the loopback provider."""
+    from tests.support import services
+
+    url = services.create_database()
+    vhost = services.create_vhost()
+    d = Deployment.production(tmp_path_factory.mktemp("oauth-prod"), url, vhost, {
+        "WALLETD_OIDC_ISSUERS": provider.issuer,
+        "WALLETD_OIDC_ALLOW": "127.0.0.0/8",
+        "WALLETD_OAUTH2_X_TOKEN_URL": f"{provider.issuer}/token",
+        "WALLETD_OAUTH2_X_USERINFO_URL": f"{provider.issuer}/2/users/me",
+    })
+    yield d
+    d.stop()
+    services.drop_database(url)
+    services.delete_vhost(vhost)
+
+
+def test_production_path_oauth2_authenticate_login_and_master_key_rotation(
+        prod: Deployment, provider: OidcProvider, node_exe: str) -> None:
+    from tests.e2e.test_custody import _keys_cli
+
+    envelope = _js(node_exe, op="encryptOauth2ClientSecret", clientSecret=X_SECRET,
+                   encryptionPublicKey=_discovery(prod)["encryptionPublicKey"])
+    client = prod.client()
+    credential_id = client.create_oauth2_credential(CreateOauth2CredentialBody(
+        provider="OAUTH2_PROVIDER_X", clientId=X_CLIENT,
+        encryptedClientSecret=envelope)).oauth2CredentialId
+    # The sealed client secret is rewrapped by a master-key rotation and still opens.
+    assert "rewrapped" in _keys_cli(prod, "rotate")
+    key = make_key()
+    verifier, challenge = pkce_pair()
+    code = provider.authorize(client_id=X_CLIENT, redirect_uri="https://app.example/cb",
+                              code_challenge=challenge, user_id="9001")
+    issued = client.oauth2_authenticate(Oauth2AuthenticateBody(
+        oauth2CredentialId=credential_id, authCode=code, redirectUri="https://app.example/cb",
+        codeVerifier=verifier, nonce=nonce_for(key.public_key))).oidcToken
+    assert _claims(issued)["sub"] == "x:9001"
+    sub_id, user_id = _sign_up(prod, issued, "prod x user")
+    login = prod.client().oauth_login(OauthLoginBody(oidcToken=issued, publicKey=key.public_key))
+    claims = _claims(login.session)
+    assert (claims["organization_id"], claims["user_id"]) == (sub_id, user_id)
+    who = prod.client(Key(sub_id, user_id, key.public_key, key.private_key)).get_whoami(
+        GetWhoamiBody())
+    assert who.userId == user_id
+    again = _oauth_login(prod, issued, key)
+    assert again.status_code == 401, again.text
+
+
+def test_oauth2_authenticate_encrypts_the_bearer_token_to_the_requested_key(
+        dep: Deployment, provider: OidcProvider, node_exe: str) -> None:
+    from infra.crypto import bundles
+
+    root = RawApi(dep, dep.root, dep.root.organization_id)
+    envelope = _js(node_exe, op="encryptOauth2ClientSecret", clientSecret=X_SECRET,
+                   encryptionPublicKey=_discovery(dep)["encryptionPublicKey"])
+    credential_id = root.ok("create_oauth2_credential", "ACTIVITY_TYPE_CREATE_OAUTH2_CREDENTIAL", {
+        "provider": "OAUTH2_PROVIDER_X", "clientId": X_CLIENT,
+        "encryptedClientSecret": envelope})["oauth2CredentialId"]
+    verifier, challenge = pkce_pair()
+    code = provider.authorize(client_id=X_CLIENT, redirect_uri="https://app.example/cb",
+                              code_challenge=challenge, user_id="31337")
+    target = hpke.generate_private_key()
+    issued = root.ok("oauth2_authenticate", "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE", {
+        "oauth2CredentialId": credential_id, "authCode": code,
+        "redirectUri": "https://app.example/cb", "codeVerifier": verifier,
+        "nonce": nonce_for(make_key().public_key),
+        "bearerTokenTargetPublicKey": hpke.uncompressed(target.public_key()).hex()})["oidcToken"]
+    sealed = _claims(issued)["encrypted_bearer_token"]
+    bearer = bundles.open_encrypted_bundle(sealed, target).decode()
+    assert provider.access_tokens[bearer] == "31337"

@@ -9,8 +9,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import jwt
 import pytest
@@ -479,3 +483,183 @@ def test_email_recovery_bundle_stamps_recover_user(
         userId=user_id, authenticator=passkey.registration("new passkey")))
     assert recovered.activity.status.value == "ACTIVITY_STATUS_COMPLETED"
     assert RawApi(logins, passkey, sub_id).read("whoami")["userId"] == user_id
+
+
+# --- nothing secret rests in the database or the logs ------------------------------------
+
+
+def test_codes_and_tokens_never_reach_the_database_or_the_logs(
+        logins: Deployment, mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    from tests.e2e.test_custody import _dump_database, _logs
+
+    box, _sms, env = mailbox_env
+    secrets_: dict[str, str] = {"SMS auth token": env["WALLETD_SMS_AUTH_TOKEN"]}
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    email = "leak.check@example.com"
+    sub_id, _, result = create_sub_org(
+        api, "leak check", users=[root_user_params("lc", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    parent = logins.client(organization_id=sub_id)
+    # otp_auth with a wrong and then the right code.
+    init = parent.init_otp_auth(InitOtpAuthBody(otpType="OTP_TYPE_EMAIL", contact=email,
+                                                appName="App"))
+    secrets_["otp_auth code"] = code_in(text_part(box.last_to(email)))
+    target = hpke.uncompressed(hpke.generate_private_key().public_key()).hex()
+    with pytest.raises(TurnkeyNetworkError):
+        parent.otp_auth(OtpAuthBody(otpId=init.otpId, otpCode="ZZZZZZZZZ", targetPublicKey=target))
+    parent.otp_auth(OtpAuthBody(otpId=init.otpId, otpCode=secrets_["otp_auth code"],
+                                targetPublicKey=target))
+    # verify_otp V1 (clear code) → otp_login V1 with the token.
+    root = RawApi(logins, logins.root, logins.root.organization_id)
+    first = root.ok("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3",
+                    {"otpType": "OTP_TYPE_EMAIL", "contact": email, "appName": "App"})
+    secrets_["verify_otp code"] = code_in(text_part(box.last_to(email)))
+    client_key = make_key()
+    token_v1 = root.ok("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP", {
+        "otpId": first["otpId"], "otpCode": secrets_["verify_otp code"],
+        "publicKey": client_key.public_key})["verificationToken"]
+    secrets_["otp_login token"] = token_v1
+    session_key = make_key()
+    root.ok("otp_login", "ACTIVITY_TYPE_OTP_LOGIN_V2", {
+        "verificationToken": token_v1, "publicKey": session_key.public_key,
+        "clientSignature": _client_signature(client_key, {
+            "login": {"publicKey": session_key.public_key},
+            "tokenId": _jwt_claims(token_v1)["id"], "type": "USAGE_TYPE_LOGIN"})})
+    # verify_otp V2 → X-Stamp-Attested stamp_login.
+    attested_key = make_key()
+    token_v2 = _verify_with_bundle(logins, box, email, attested_key, logins.root.organization_id)
+    secrets_["attested token"] = token_v2
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                    {"publicKey": attested_key.public_key})
+    response = logins.post("/public/v1/submit/stamp_login", body, {
+        "Content-Type": "application/json",
+        "X-Stamp-Attested": _attested(attested_key, token_v2, body)})
+    assert response.status_code == 200, response.text
+    assert response.json()["activity"]["organizationId"] == sub_id
+
+    database, logs = _dump_database(logins), _logs(logins)
+    # The haystacks are real: they hold what the flows stored and logged.
+    assert init.otpId in database and user_id in database and email in database
+    assert "<redacted>" in database and len(logs) > 1000
+    for what, secret in secrets_.items():
+        assert len(secret) >= 9, what
+        for where, haystack in (("database", database), ("logs", logs)):
+            assert secret not in haystack, f"{what} found in {where}"
+            assert secret.lower() not in haystack.lower(), f"{what} found in {where}"
+
+
+# --- the official JS packages (tests/interop) ---------------------------------------------
+
+INTEROP = Path(__file__).resolve().parents[1] / "interop"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    exe, npm = shutil.which("node"), shutil.which("npm")
+    if not exe or not npm:
+        _unavailable("node/npm not installed")
+    if not (INTEROP / "node_modules" / "@turnkey" / "core").is_dir():
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=INTEROP,
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            _unavailable(f"npm install failed: {done.stderr[-300:]}")
+    assert exe is not None
+    return exe
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason + " (CI=true requires the Turnkey JS interop tests)")
+    pytest.skip(reason)
+
+
+def _js(node: str, **request: object) -> object:
+    done = subprocess.run([node, str(INTEROP / "sessions_interop.mjs")], cwd=INTEROP,
+                          input=json.dumps(request), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["result"]
+
+
+def test_core_otp_login_flow_with_the_official_js_packages(
+        node: str, logins: Deployment,
+        mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    """init_otp → encryptOtpCodeToBundle → verify_otp V2 → decodeVerificationToken /
+    verifyOtpVerificationToken → getClientSignatureMessageForLogin → otp_login V2 →
+    verifySessionJwtSignature; create_read_write_session → decryptCredentialBundle."""
+    keys = _discovery(logins)
+    email = "core.flow@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "core flow", users=[root_user_params("cf", make_key(), userEmail=email)])
+    user_id = result["rootUserIds"][0]
+    parent = logins.client()
+    init = parent.init_otp(InitOtpBody(otpType="OTP_TYPE_EMAIL", contact=email, appName="App"))
+    code = code_in(text_part(mailbox_env[0].last_to(email)))
+    client_key = make_key()
+    encrypted = _js(node, op="encryptOtpCodeToBundle", code=code,
+                    bundle=init.otpEncryptionTargetBundle, publicKey=client_key.public_key,
+                    signer=keys["verificationTokenPublicKey"])
+    token = parent.verify_otp(VerifyOtpBody(otpId=init.otpId,
+                                            encryptedOtpBundle=str(encrypted))).verificationToken
+    decoded = _js(node, op="decodeVerificationToken", token=token)
+    assert isinstance(decoded, dict)
+    assert decoded["public_key"] == client_key.public_key and decoded["contact"] == email
+    verified = _js(node, op="verifyOtpVerificationToken", token=token,
+                   signer=keys["verificationTokenPublicKey"])
+    assert isinstance(verified, dict) and verified["id"] == decoded["id"]
+    refused = _js(node, op="verifyOtpVerificationToken", token=token,
+                  signer=keys["notarizerPublicKey"])
+    assert isinstance(refused, dict) and "signature is invalid" in refused["error"]
+    session_key = make_key()
+    message = _js(node, op="getClientSignatureMessageForLogin", token=token,
+                  sessionPublicKey=session_key.public_key)
+    assert isinstance(message, dict) and message["publicKey"] == client_key.public_key
+    signature = _js(node, op="signRaw", message=message["message"],
+                    publicKey=client_key.public_key, privateKey=client_key.private_key)
+    login = parent.otp_login(OtpLoginBody(
+        verificationToken=token, publicKey=session_key.public_key,
+        clientSignature={"publicKey": client_key.public_key,
+                         "scheme": "CLIENT_SIGNATURE_SCHEME_API_P256",
+                         "message": message["message"], "signature": str(signature)}))
+    assert _js(node, op="verifySessionJwtSignature", jwt=login.session,
+               notarizer=keys["notarizerPublicKey"]) is True
+    assert _js(node, op="verifySessionJwtSignature", jwt=login.session,
+               notarizer=keys["verificationTokenPublicKey"]) is False
+    session = logins.client(_session_key(session_key, sub_id, user_id))
+    embedded = hpke.generate_private_key()
+    rw = session.create_read_write_session(CreateReadWriteSessionBody(
+        targetPublicKey=hpke.uncompressed(embedded.public_key()).hex()))
+    opened = _js(node, op="decryptCredentialBundle", bundle=rw.credentialBundle,
+                 embeddedKey=hpke.private_key_to_bytes(embedded).hex())
+    assert opened == _open_bundle(rw.credentialBundle, embedded).hex()
+    assert logins.client(_key_of(bytes.fromhex(str(opened)), sub_id, user_id)).get_whoami(
+        GetWhoamiBody()).userId == user_id
+
+
+def test_core_attested_stamper_logs_in_with_stamp_login(
+        node: str, logins: Deployment,
+        mailbox_env: tuple[Mailbox, SmsApi, dict[str, str]]) -> None:
+    """``loginWithOtp``: core's own ``AttestedStamper`` stamps stamp_login to the parent."""
+    email = "core.attested@example.com"
+    api = RawApi(logins, logins.root, logins.root.organization_id)
+    sub_id, _, result = create_sub_org(
+        api, "core attested", users=[root_user_params("ca", make_key(), userEmail=email)])
+    client_key = make_key()
+    token = _verify_with_bundle(logins, mailbox_env[0], email, client_key,
+                                logins.root.organization_id)
+    body = envelope("ACTIVITY_TYPE_STAMP_LOGIN", logins.root.organization_id,
+                    {"publicKey": client_key.public_key, "expirationSeconds": "900",
+                     "invalidateExisting": True})
+    stamp = _js(node, op="attestedStamp", token=token, body=body.decode(),
+                publicKey=client_key.public_key, privateKey=client_key.private_key)
+    assert isinstance(stamp, dict) and stamp["stampHeaderName"] == "X-Stamp-Attested"
+    response = logins.post("/public/v1/submit/stamp_login", body, {
+        "Content-Type": "application/json", "X-Stamp-Attested": stamp["stampHeaderValue"]})
+    assert response.status_code == 200, response.text
+    session_jwt = response.json()["activity"]["result"]["stampLoginResult"]["session"]
+    assert _js(node, op="verifySessionJwtSignature", jwt=session_jwt,
+               notarizer=_discovery(logins)["notarizerPublicKey"]) is True
+    user_id = result["rootUserIds"][0]
+    assert _jwt_claims(session_jwt)["organization_id"] == sub_id
+    assert logins.client(_session_key(client_key, sub_id, user_id)).get_whoami(
+        GetWhoamiBody()).userId == user_id

@@ -56,6 +56,8 @@ class OidcProvider:
     access_tokens: dict[str, str] = field(default_factory=dict)  # token -> user id
     requests: list[str] = field(default_factory=list)  # "METHOD path" as served
     token_requests: list[dict[str, str]] = field(default_factory=list)
+    #: Serve discovery only at ``…/openid-configuration/`` (as Facebook does).
+    discovery_with_slash: bool = False
     _server: ThreadingHTTPServer | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -135,7 +137,8 @@ class OidcProvider:
         handler.wfile.write(raw)
 
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
-        if handler.path == "/.well-known/openid-configuration":
+        discovery = "/.well-known/openid-configuration" + ("/" if self.discovery_with_slash else "")
+        if handler.path == discovery:
             self._send(handler, 200, {
                 "issuer": self.issuer, "jwks_uri": f"{self.issuer}/jwks",
                 "token_endpoint": f"{self.issuer}/token",

@@ -33,3 +33,22 @@ def test_ingress_role_has_no_master_key_location() -> None:
     s = Settings.from_env({"WALLETD_MASTER_KEY_FILE": "/secret/keys.json"})
     assert s.for_role("worker").master_key_file == "/secret/keys.json"
     assert s.for_role("ingress").master_key_file == ""
+
+
+def test_oidc_settings() -> None:
+    from infra.sessions.oauth2 import endpoints
+
+    default = Settings.from_env({})
+    assert default.oidc_issuers == ("https://accounts.google.com", "https://appleid.apple.com",
+                                    "https://www.facebook.com")
+    assert default.oidc_allow == ()
+    assert endpoints(default, "OAUTH2_PROVIDER_X") == ("https://api.x.com/2/oauth2/token",
+                                                       "https://api.x.com/2/users/me")
+    s = Settings.from_env({"WALLETD_OIDC_ISSUERS": "https://a.example, https://b.example",
+                           "WALLETD_OIDC_ALLOW": "127.0.0.0/8",
+                           "WALLETD_OAUTH2_DISCORD_TOKEN_URL": "http://127.0.0.1:9/token"})
+    assert s.oidc_issuers == ("https://a.example", "https://b.example")
+    assert s.oidc_allow == ("127.0.0.0/8",)
+    assert endpoints(s, "OAUTH2_PROVIDER_DISCORD") == ("http://127.0.0.1:9/token",
+                                                       "https://discord.com/api/users/@me")
+    assert Settings.from_env({"WALLETD_OIDC_ISSUERS": ""}).oidc_issuers == ()

@@ -3,7 +3,8 @@
 Codes are stored only as a keyed hash (HMAC-SHA256 under a key derived from the service
 encryption key, ``key_version`` naming its version): a database dump alone cannot be
 brute-forced offline. Verification tokens are stored by id (never the JWT itself) to count
-their uses: one sign-up and one login each.
+their uses: one sign-up and one login each; once its login is spent, the token is redacted
+from the result of the ``verify_otp`` that issued it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class VerificationToken(Timestamped, Base):
         ForeignKey("organizations.id", ondelete="CASCADE"), index=True
     )
     otp_id: Mapped[str] = mapped_column(String(36))
+    #: The ``verify_otp`` activity whose result carries the token (redacted once it is spent).
+    activity_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     verification_type: Mapped[str] = mapped_column(String(32))
     contact: Mapped[str] = mapped_column(String(320))
     public_key: Mapped[str] = mapped_column(String(160), default="")

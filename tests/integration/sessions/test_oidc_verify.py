@@ -158,8 +158,26 @@ def test_issuers_on_private_addresses_need_the_allow_list(provider: OidcProvider
     assert provider.requests == []
 
 
+def test_issuer_spellings() -> None:
+    from infra.sessions.oidc import issuer_forms
+
+    assert issuer_forms("accounts.google.com") == ("accounts.google.com",
+                                                   "https://accounts.google.com")
+    assert issuer_forms("https://accounts.google.com") == ("https://accounts.google.com",
+                                                           "accounts.google.com")
+    assert issuer_forms("http://127.0.0.1:5") == ("http://127.0.0.1:5",)
+
+
 def test_google_style_bare_issuer_matches_its_https_form() -> None:
     verifier = OidcVerifier(["https://accounts.google.com"], Egress())
     assert verifier._configured("accounts.google.com") == "https://accounts.google.com"
     assert verifier._configured("https://accounts.google.com/") == "https://accounts.google.com"
     assert verifier._configured("https://accounts.google.com.evil") is None
+
+
+def test_discovery_served_with_a_trailing_slash_only(provider: OidcProvider,
+                                                     verifier: OidcVerifier) -> None:
+    provider.discovery_with_slash = True
+    assert verifier.verify(provider.id_token(sub="u", aud="a")).subject == "u"
+    assert provider.requests[:2] == ["GET /.well-known/openid-configuration",
+                                     "GET /.well-known/openid-configuration/"]

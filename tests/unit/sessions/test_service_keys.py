@@ -119,3 +119,26 @@ def test_master_key_rotation_rewraps_service_keys(worker: Services) -> None:
         after = session.get(ServiceKey, "notarizer.v1")
         assert after is not None and after.wrapped_key != wrapped
         assert custody.open_row(after)
+
+
+def test_walletd_keys_service_commands(settings: Settings, worker: Services,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from walletd import keys as keys_cli
+
+    def run(*argv: str) -> int:
+        parser = argparse.ArgumentParser()
+        keys_cli.configure(parser)
+        return keys_cli.run(parser.parse_args(list(argv)), settings)
+
+    assert run("service-rotate", "encryption") == 0
+    assert "encryption version 2 is current" in capsys.readouterr().out
+    assert run("status") == 0
+    assert "service key encryption: v2 (current), v1" in capsys.readouterr().out
+    assert run("service-retire", "encryption", "2") == 1
+    assert "rotate first" in capsys.readouterr().err
+    assert run("service-retire", "encryption", "1") == 0
+    PUBLIC_CACHE.clear()
+    with worker.session_factory() as session:
+        assert [v.version for v in public_versions(session, ENCRYPTION)] == [2]

@@ -39,6 +39,7 @@ def upgrade() -> None:
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('organization_id', sa.String(length=36), nullable=False),
     sa.Column('otp_id', sa.String(length=36), nullable=False),
+    sa.Column('activity_id', sa.String(length=36), nullable=True),
     sa.Column('verification_type', sa.String(length=32), nullable=False),
     sa.Column('contact', sa.String(length=320), nullable=False),
     sa.Column('public_key', sa.String(length=160), nullable=False),
