@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from authproxy.tokens import check_signup
+from authproxy.tokens import check_signup, verified_claims
 from authproxy.upstream import Config, Upstream
 from infra.authproxy.config import SOCIAL_METHODS, enabled_providers
 from infra.errors import InvalidRequest, NotFound, PermissionDenied
@@ -226,11 +226,13 @@ def account(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[st
         raise InvalidRequest(f"filterType must be one of {', '.join(ACCOUNT_FILTERS)}",
                              field="filterType")
     value = _text(body, "filterValue")
-    if (filter_type in ("EMAIL", "PHONE_NUMBER")
-            and config["verificationTokenRequiredForGetAccountPii"]
-            and not _text(body, "verificationToken", required=False)):
-        raise PermissionDenied("this auth proxy looks accounts up by email or phone number only "
-                               "with a verificationToken")
+    if filter_type in ("EMAIL", "PHONE_NUMBER") and config["verificationTokenRequiredForGetAccountPii"]:
+        token = _text(body, "verificationToken", required=False)
+        if not token:
+            raise PermissionDenied("this auth proxy looks accounts up by email or phone number "
+                                   "only with the verificationToken of a code sent to it")
+        if verified_claims(upstream.token_keys, token).contact.lower() != str(value).strip().lower():
+            raise PermissionDenied("the verificationToken was issued for another contact")
     ids = upstream.query(config, "list_suborgs",
                          {"filterType": filter_type, "filterValue": value}).get("organizationIds")
     return {"organizationId": ids[0]} if ids else {}

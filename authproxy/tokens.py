@@ -47,13 +47,11 @@ class TokenKeys:
         return key
 
 
-def check_signup(keys: TokenKeys, body: dict[str, Any], token: str,
-                 signature: dict[str, Any]) -> None:
-    """The token was issued for the request's contact, and its key signed this sign-up.
+def verified_claims(keys: TokenKeys, token: str) -> TokenClaims:
+    """The claims of a verification token the service signed and that has not expired.
 
     Raises:
-        Unauthenticated: a forged, expired or foreign token, or a signature that does not
-            cover this request.
+        Unauthenticated: a forged or expired token.
     """
     try:
         claims = jwt.decode(token, hpke.load_public_key(keys.current()), algorithms=["ES256"],
@@ -66,6 +64,18 @@ def check_signup(keys: TokenKeys, body: dict[str, Any], token: str,
         raise Unauthenticated("verification token does not verify; verify a new code") from None
     if expires_ms <= time.time() * 1000:
         raise Unauthenticated("verification token expired; verify a new code")
+    return parsed
+
+
+def check_signup(keys: TokenKeys, body: dict[str, Any], token: str,
+                 signature: dict[str, Any]) -> None:
+    """The token was issued for the request's contact, and its key signed this sign-up.
+
+    Raises:
+        Unauthenticated: a forged, expired or foreign token, or a signature that does not
+            cover this request.
+    """
+    parsed = verified_claims(keys, token)
     contact = body.get("userEmail") if parsed.verification_type == "OTP_TYPE_EMAIL" else (
         body.get("userPhoneNumber"))
     if not isinstance(contact, str) or contact.strip().lower() != parsed.contact.lower():

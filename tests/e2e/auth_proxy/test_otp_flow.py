@@ -188,3 +188,18 @@ def test_a_replayed_token_does_not_sign_up_twice(proxied: Proxied, app_tenant: T
             "userName": "x", "userEmail": email, "apiKeys": [], "authenticators": [],
             "oauthProviders": []}], "rootQuorumThreshold": 1, "verificationToken": token})
     assert direct.status_code == 401, direct.text
+
+
+def test_account_lookups_by_contact_can_require_a_token_for_it(proxied: Proxied,
+                                                               app_tenant: Tenant) -> None:
+    app_tenant.update(verificationTokenRequiredForGetAccountPii=True)
+    email = "pii@example.com"
+    lookup = {"filterType": "EMAIL", "filterValue": email}
+    refused = proxied.call("account", lookup, app_tenant.config_id)
+    assert refused.status_code == 403 and "verificationToken" in refused.json()["message"]
+    token = _verify(proxied, app_tenant, email, make_key())
+    assert proxied.call("account", {**lookup, "verificationToken": token},
+                        app_tenant.config_id).json() == {}
+    other = proxied.call("account", {"filterType": "EMAIL", "filterValue": "else@example.com",
+                                     "verificationToken": token}, app_tenant.config_id)
+    assert other.status_code == 403 and "another contact" in other.json()["message"]
