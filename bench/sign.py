@@ -1,20 +1,30 @@
-"""``sign_raw_payload`` throughput and latency on the production path.
+"""``sign_raw_payload`` throughput and latency, beside OpenBao's transit engine in the same run.
 
-Starts gunicorn (``walletd ingress``) and separate worker processes over a fresh PostgreSQL
-database and RabbitMQ vhost, creates a wallet with an Ethereum account, then in one run:
+Starts walletd over fresh state: by default the production path (gunicorn ``walletd ingress``
+and separate worker processes over a fresh PostgreSQL database and RabbitMQ vhost); with
+``--embedded`` the embedded default (``walletd up``: SQLite and the in-process broker). Creates
+a wallet with an Ethereum account, starts the peer (:mod:`bench.openbao`: a ``bao`` dev server
+on loopback with a file audit device declared in its configuration and a transit ed25519
+key), then in one run:
 
 1. raw in-process signing (decode + hash + libsecp256k1 recoverable sign) for reference;
 2. the trivial-endpoint floor: the same number of requests to a trivial Falcon app under the
    same gunicorn settings, N concurrent clients;
 3. ``sign_raw_payload`` at full load: N concurrent clients, pre-stamped distinct payloads;
-4. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached.
+4. OpenBao ``transit/sign`` at full load: the same load generator, N concurrent clients, the
+   same number of requests, distinct inputs, every one written to the audit log;
+5. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached.
+
+Phases 2 to 4 take turns in ``--rounds`` slices (floor, walletd, OpenBao, floor, …), so the
+shared machine's drifting background load weighs on all three alike and their ratios hold.
 
 Prints signatures/s, p50/p99 latency, the share answered ``COMPLETED`` inline (in the submit
-response itself), the ratios against the floor, and where the CPU went in phases 2 and 3
-(milliseconds per request by process: ingress, consensus, executors, notifier, PostgreSQL,
-RabbitMQ, the load generator). ``--profile`` adds py-spy stacks of every walletd process.
+response itself), the ratios against the floor and against OpenBao, and where the CPU went in
+phases 2 to 4 (milliseconds per request by process: ingress, consensus, executors, notifier,
+PostgreSQL, RabbitMQ, ``walletd up``, ``bao``, the load generator). ``--profile`` adds py-spy
+stacks of every walletd process. Everything listens on 127.0.0.1 and stops at the end.
 
-    .venv/bin/python bench/sign.py [--requests 600] [--concurrency 8]
+    .venv/bin/python bench/sign.py [--requests 600] [--concurrency 8] [--rounds 3] [--embedded]
 """
 
 from __future__ import annotations
@@ -32,7 +42,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import requests
 from eth_utils import keccak
 
-from bench.harness import ProcessCpu, Result, TrivialServer, cpu_table, run_load, summary
+from bench.harness import (
+    Phase,
+    Result,
+    TrivialServer,
+    cpu_table,
+    run_interleaved,
+    run_load,
+    summary,
+)
+from bench.openbao import OpenBao
 from infra.crypto import signing
 from infra.crypto.addresses import Curve
 from tests.support import services
@@ -198,6 +217,32 @@ class Profiler:
         return "\n".join(lines)
 
 
+def start_walletd(args: argparse.Namespace, work: Path) -> tuple[Deployment, list[str]]:
+    """The deployment under test and what :func:`stop_walletd` must remove after it."""
+    if args.embedded:
+        dep = Deployment.embedded(work, extra_env={
+            "WALLETD_WORKER_THREADS": str(args.worker_threads)})
+        return dep, []
+    db, vhost = services.create_database(), services.create_vhost()
+    try:
+        dep = Deployment.production(work, db, vhost, extra_env={
+            "WALLETD_HTTP_WORKERS": str(args.http_workers),
+            "WALLETD_HTTP_THREADS": str(args.http_threads),
+            "WALLETD_WORKER_THREADS": str(args.worker_threads)})
+    except BaseException:
+        services.drop_database(db)
+        services.delete_vhost(vhost)
+        raise
+    return dep, [db, vhost]
+
+
+def stop_walletd(dep: Deployment, created: list[str]) -> None:
+    dep.stop()
+    if created:
+        services.drop_database(created[0])
+        services.delete_vhost(created[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=600)
@@ -205,34 +250,48 @@ def main() -> None:
     parser.add_argument("--http-workers", type=int, default=2)
     parser.add_argument("--http-threads", type=int, default=8)
     parser.add_argument("--worker-threads", type=int, default=8)
+    parser.add_argument("--embedded", action="store_true",
+                        help="measure the embedded default (walletd up) instead of production")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="slices per full-load phase; the floor, walletd and OpenBao take "
+                             "turns slice by slice so the machine's drifting load hits all three")
     parser.add_argument("--profile", action="store_true",
-                        help="py-spy every process during the full-load phase")
+                        help="py-spy every walletd process during the full-load phases")
     args = parser.parse_args()
 
-    db, vhost = services.create_database(), services.create_vhost()
     work = Path(tempfile.mkdtemp(prefix="walletd-bench-sign-"))
-    dep = Deployment.production(work, db, vhost, extra_env={
-        "WALLETD_HTTP_WORKERS": str(args.http_workers),
-        "WALLETD_HTTP_THREADS": str(args.http_threads),
-        "WALLETD_WORKER_THREADS": str(args.worker_threads)})
-    trivial = TrivialServer(free_port(), args.http_workers, args.http_threads)
+    dep, created = start_walletd(args, work)
+    # The embedded default uses no shared server: other clients' PostgreSQL/RabbitMQ load
+    # is not its own.
+    servers: dict[str, tuple[str, ...]] | None = {} if args.embedded else None
+    trivial = bao = None
     try:
+        trivial = TrivialServer(free_port(), args.http_workers, args.http_threads)
+        bao = OpenBao(work / "openbao")
         address = create_signer(dep)
         run_load("warm-up", stamped_signs(dep, address, 60, "warm"), args.concurrency,
                  InlineCounter())
         run_load("warm-up", [(trivial.url, b"{}", {})] * 200, args.concurrency,
                  lambda r: r.status_code == 200)
+        run_load("warm-up", bao.sign_requests(200, "warm"), args.concurrency, bao.signed)
         raw = raw_signing(5000)
         full_reqs = stamped_signs(dep, address, args.requests, "full")
-        floor_cpu = ProcessCpu({"trivial endpoint": trivial.proc.pid})
-        floor = run_load("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in full_reqs],
-                         args.concurrency, lambda r: r.status_code == 200)
-        floor_ms = floor_cpu.per_item_ms(floor.count)
+        bao_reqs = bao.sign_requests(args.requests, "full")
         full_check = InlineCounter()
+        walletd = {("walletd up" if name == "up" else name): proc.pid
+                   for name, proc in dep.processes.items()}
+        phases = [
+            Phase("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in full_reqs],
+                  lambda r: r.status_code == 200, {"trivial endpoint": trivial.proc.pid}, {}),
+            Phase("sign_raw_payload full load", full_reqs, full_check, walletd, servers,
+                  created[0].rsplit("/", 1)[1] if created else None),
+            Phase("openbao transit/sign", bao_reqs, bao.signed, {"bao": bao.pid}, {}),
+        ]
         profiler = Profiler(dep, work) if args.profile else None
-        full_cpu = ProcessCpu({name: proc.pid for name, proc in dep.processes.items()})
-        full = run_load("sign_raw_payload full load", full_reqs, args.concurrency, full_check)
-        full_ms = full_cpu.per_item_ms(full.count)
+        audited_before = bao.audited()
+        (floor, floor_ms), (full, full_ms), (peer, bao_ms) = run_interleaved(
+            phases, args.rounds, args.concurrency)
+        audited = bao.audited() - audited_before
         if profiler is not None:
             profiler.stop()
         half_rate = full.rate / 2
@@ -240,23 +299,45 @@ def main() -> None:
         half_check = InlineCounter()
         half = run_paced(f"sign_raw_payload @{half_rate:.0f}/s", half_reqs, half_rate, half_check)
 
-        print(f"production path: gunicorn {args.http_workers}x{args.http_threads} gthread, "
-              f"PostgreSQL, RabbitMQ, worker processes ({args.worker_threads} threads); "
-              f"{args.concurrency} concurrent clients, {args.requests} requests per phase")
-        print(summary([raw, floor, full, half]))
+        if args.embedded:
+            print(f"embedded default: walletd up (SQLite, in-process broker, "
+                  f"{args.worker_threads} worker threads)", end="")
+        else:
+            print(f"production path: gunicorn {args.http_workers}x{args.http_threads} gthread, "
+                  f"PostgreSQL, RabbitMQ, worker processes ({args.worker_threads} threads)",
+                  end="")
+        print(f"; {args.concurrency} concurrent clients, {args.requests} requests per phase, "
+              f"full-load phases in {args.rounds} interleaved rounds")
+        print("peer: OpenBao transit engine (dev server, in-memory storage), ed25519 key, "
+              f"file audit device: {audited} audit entries for {peer.count} signatures")
+        print(summary([raw, floor, full, peer, half]))
         print(f"throughput sign/trivial: {full.rate / floor.rate:.3f} (target >= 0.30)")
+        print(f"throughput walletd/OpenBao: {full.rate / peer.rate:.3f} (target >= 0.35)")
+        print(f"p50 at full load: walletd {full.pct(50):.2f} ms, OpenBao {peer.pct(50):.2f} ms "
+              f"({full.pct(50) / peer.pct(50):.1f}x)")
         print(f"p50 at half load: {half.pct(50):.2f} ms (target < 10 ms)")
+        print(f"p99/p50 at full load: walletd {full.pct(99) / full.pct(50):.1f}, "
+              f"OpenBao {peer.pct(99) / peer.pct(50):.1f}")
         print(f"answered COMPLETED inline: full load {full_check.inline / full.count:.1%}, "
               f"half load {half_check.inline / half.count:.1%} (target >= 99%)")
         print(cpu_table("trivial endpoint", floor_ms))
-        print(cpu_table("sign_raw_payload full load", full_ms))
+        print(cpu_table("walletd sign_raw_payload full load", full_ms))
+        if not args.embedded:
+            print("  (postgresql: this run's database backends only; rabbitmq: the whole node, "
+                  "shared with the machine's other clients)")
+        print(cpu_table("OpenBao transit/sign full load", bao_ms))
+        walletd_cpu = sum(v for k, v in full_ms.items() if k != "load generator")
+        bao_server_cpu = sum(v for k, v in bao_ms.items() if k != "load generator")
+        print(f"server CPU per signature: walletd {walletd_cpu:.2f} ms, OpenBao "
+              f"{bao_server_cpu:.2f} ms ({walletd_cpu / max(bao_server_cpu, 1e-9):.1f}x)")
         if profiler is not None:
             print(profiler.report())
     finally:
-        trivial.stop()
-        dep.stop()
-        services.drop_database(db)
-        services.delete_vhost(vhost)
+        if bao is not None:
+            bao.stop()
+        if trivial is not None:
+            trivial.stop()
+        stop_walletd(dep, created)
 
 
 if __name__ == "__main__":

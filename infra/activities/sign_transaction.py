@@ -1,34 +1,26 @@
 """``sign_transaction``: sign an unsigned transaction with a wallet account or private key.
 
-Only ``TRANSACTION_TYPE_ETHEREUM`` is supported (legacy, EIP-2930 and EIP-1559 envelopes);
-the transaction is decoded before it is stored so policies can read it as ``eth.tx``.
+Ethereum, Solana, Tron and Bitcoin (``infra.chains``, one module each). The transaction is
+decoded and the signer checked against it in ``check``, in the ingress before the activity is
+stored, so a malformed transaction, the wrong chain for the account or a PSBT without an input
+of the signer is a 400 and never reaches an executor; the executor decodes again and signs.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from infra import chains
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.crypto.addresses import Curve
-from infra.errors import InvalidRequest
-from infra.ethereum import UnsignedTransaction, decode_unsigned_transaction
 from infra.messaging import queues
 from infra.wallets import store
 from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
 
-ETHEREUM = "TRANSACTION_TYPE_ETHEREUM"
 TransactionType = Literal[
     "TRANSACTION_TYPE_ETHEREUM", "TRANSACTION_TYPE_SOLANA", "TRANSACTION_TYPE_TRON",
     "TRANSACTION_TYPE_BITCOIN", "TRANSACTION_TYPE_TEMPO",
 ]  # fmt: skip
-
-
-class UnsupportedTransactionType(InvalidRequest):
-    """A transaction type walletd does not sign yet (400)."""
-
-    code = "unsupported_transaction_type"
-    turnkey_code = "UNSUPPORTED_TRANSACTION_TYPE"
 
 
 class Params(WireModel):
@@ -39,32 +31,18 @@ class Params(WireModel):
     type: TransactionType
 
 
-def _prepare(
-    params: Params, session: Any, organization_id: str
-) -> tuple[store.SigningTarget, UnsignedTransaction]:
-    if params.type != ETHEREUM:
-        raise UnsupportedTransactionType(
-            f"{params.type} is not supported; send TRANSACTION_TYPE_ETHEREUM", field="parameters.type"
-        )
-    tx = decode_unsigned_transaction(params.unsigned_transaction)
-    target = store.resolve_sign_with(session, organization_id, params.sign_with)
-    if target.curve != Curve.SECP256K1:
-        raise InvalidRequest(
-            f"signWith {params.sign_with!r} is a {target.curve} key; Ethereum transactions "
-            "need a CURVE_SECP256K1 account or private key",
-            field="parameters.signWith",
-        )
-    return target, tx
-
-
 def check(params: Params, ctx: CheckContext) -> None:
-    _prepare(params, ctx.session, ctx.organization_id)
+    tx = chains.decode(params.type, params.unsigned_transaction)
+    tx.accept(store.signer(ctx.session, ctx.organization_id, params.sign_with))
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    target, tx = _prepare(params, ctx.session, ctx.organization_id)
+    tx = chains.decode(params.type, params.unsigned_transaction)
+    target = store.resolve_sign_with(ctx.session, ctx.organization_id, params.sign_with)
+    signer = store.Signer.of(target)
+    tx.accept(signer)
     key_secret = store.signing_secret(custody_of(ctx.services), target)
-    return {"signedTransaction": tx.sign(key_secret)}
+    return {"signedTransaction": tx.sign(key_secret, signer)}
 
 
 SPEC = ActivitySpec(

@@ -1,10 +1,12 @@
 """Condition variables of one activity: ``wallet``, ``wallets``, ``wallet_account``,
-``private_key``, ``eth.tx`` and ``eth.eip_712`` (PROTOCOL.md §8.3).
+``private_key``, ``eth.tx``, ``eth.eip_7702_authorization``, ``eth.eip_712``, ``solana.tx``,
+``tron.tx`` and ``bitcoin.tx`` (PROTOCOL.md §8.3).
 
-Built from the activity's parameters and the organization's wallet rows. ``eth.tx.from`` is
-the signing address (the wallet account's, or the Ethereum address of a secp256k1 private
-key); ``eth.tx.function_name``, ``function_signature`` and ``contract_call_args`` come from
-the organization's stored Ethereum ABI for ``eth.tx.to`` (``infra.contract_calls``).
+Built from the activity's parameters and the organization's wallet rows. A transaction's
+variables come from its chain module (``infra.chains``). ``eth.tx.from`` is the signing address
+(the wallet account's, or the Ethereum address of a secp256k1 private key);
+``eth.tx.function_name``, ``function_signature`` and ``contract_call_args`` come from the
+organization's stored Ethereum ABI for ``eth.tx.to`` (``infra.contract_calls``).
 Anything that cannot be resolved (an unknown ``signWith``, an undecodable transaction) is
 simply left out: a policy that reads it evaluates to ``OUTCOME_ERROR``, and the activity
 itself fails with the precise error when it executes.
@@ -19,11 +21,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from infra import chains
 from infra.contract_calls import decode_contract_call
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
 from infra.db.models.wallets import PrivateKey, Wallet
 from infra.errors import WalletError
-from infra.ethereum import decode_unsigned_transaction
 from infra.policy.variables import (
     activity_kind,
     eip712_variable,
@@ -31,10 +33,9 @@ from infra.policy.variables import (
     wallet_account_variable,
     wallet_variable,
 )
-from infra.wallets.store import resolve_sign_with
+from infra.wallets.store import Signer, SigningTarget, resolve_sign_with
 
 EIP712 = "PAYLOAD_ENCODING_EIP712"
-ETHEREUM = "TRANSACTION_TYPE_ETHEREUM"
 
 
 def _wallet(row: Wallet) -> dict[str, Any]:
@@ -57,12 +58,14 @@ def _ethereum_address(key: PrivateKey) -> str:
         return ""
 
 
-def _signer(session: Session, organization_id: str, sign_with: str) -> tuple[dict[str, Any], str]:
-    """The signer's variables and its Ethereum address (``eth.tx.from``)."""
+def _signer(
+    session: Session, organization_id: str, sign_with: str
+) -> tuple[dict[str, Any], str, SigningTarget | None]:
+    """The signer's variables, its Ethereum address (``eth.tx.from``) and its target."""
     try:
         target = resolve_sign_with(session, organization_id, sign_with)
     except WalletError:
-        return {}, ""
+        return {}, "", None
     found: dict[str, Any] = {}
     sender = ""
     if target.wallet is not None:
@@ -73,20 +76,32 @@ def _signer(session: Session, organization_id: str, sign_with: str) -> tuple[dic
     if target.private_key is not None:
         found["private_key"] = _private_key(target.private_key)
         sender = _ethereum_address(target.private_key)
-    return found, sender
+    return found, sender, target
 
 
-def _eth(
-    session: Session, organization_id: str, kind: str, params: Mapping[str, Any], sender: str
+def _transaction(
+    session: Session,
+    organization_id: str,
+    params: Mapping[str, Any],
+    sender: str,
+    target: SigningTarget | None,
 ) -> dict[str, Any]:
-    if kind == "SIGN_TRANSACTION" and params.get("type") == ETHEREUM:
-        try:
-            tx = decode_unsigned_transaction(str(params.get("unsignedTransaction", "")))
-        except WalletError:
-            return {}
-        view = tx.policy_view(sender)
-        call = decode_contract_call(session, organization_id, view.get("to", ""), view.get("data", ""))
-        return {"tx": {**view, **call}}
+    """``eth``/``solana``/``tron``/``bitcoin`` variables of a ``sign_transaction``."""
+    try:
+        tx = chains.decode(str(params.get("type", "")), str(params.get("unsignedTransaction", "")))
+    except WalletError:
+        return {}
+    found = tx.policy_variables(None if target is None else Signer.of(target))
+    eth_tx = found.get("eth", {}).get("tx")
+    if eth_tx is not None:
+        eth_tx["from"] = sender.lower()
+        call = decode_contract_call(
+            session, organization_id, eth_tx.get("to", ""), eth_tx.get("data", ""))
+        eth_tx.update(call)
+    return found
+
+
+def _eth(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
     if kind in ("SIGN_RAW_PAYLOAD", "SIGN_RAW_PAYLOADS") and params.get("encoding") == EIP712:
         payload = params.get("payload") or next(iter(params.get("payloads") or []), "")
         try:
@@ -112,8 +127,9 @@ def condition_context(
     context: dict[str, Any] = {}
     sign_with = params.get("signWith") or params.get("address")
     sender = ""
+    target = None
     if isinstance(sign_with, str) and sign_with:
-        signer, sender = _signer(session, organization_id, sign_with)
+        signer, sender, target = _signer(session, organization_id, sign_with)
         context.update(signer)
     wallet_id = params.get("walletId")
     if isinstance(wallet_id, str) and "wallet" not in context:
@@ -128,7 +144,9 @@ def condition_context(
         key = session.get(PrivateKey, key_id)
         if key is not None and key.organization_id == organization_id:
             context["private_key"] = _private_key(key)
-    eth = _eth(session, organization_id, kind, params, sender)
+    if kind == "SIGN_TRANSACTION":
+        context.update(_transaction(session, organization_id, params, sender, target))
+    eth = _eth(kind, params)
     if eth:
         context["eth"] = eth
     return context

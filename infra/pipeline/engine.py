@@ -28,14 +28,20 @@ its ``condition`` holds (absent = true). An applicable ALLOW reports ``OUTCOME_A
 ``OUTCOME_REQUIRES_CONSENSUS``; a DENY applies only when its ``consensus`` (absent = true)
 also holds and reports ``OUTCOME_DENY_EXPLICIT``; a policy that does not apply reports
 ``OUTCOME_DENY_IMPLICIT``. No I/O happens here: callers load rows, call this, store the result.
+
+Each policy is compiled once per process (:func:`compiled_policy`, keyed by the policy's value,
+so a changed text is a new entry): its expressions parsed, a parse error kept as its outcome,
+and the outcomes that carry no detail built in advance. Evaluating it then runs only the
+compiled expressions against the variables built once per proposal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from infra.pipeline.gates import hard_denial
@@ -178,28 +184,85 @@ OWN_SESSION_KINDS = frozenset({"STAMP_LOGIN", "CREATE_READ_ONLY_SESSION",
 OTHER_USER_SESSION_TYPES = frozenset({"ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION"})
 
 
-def _run(text: str, field_name: str, env: Mapping[str, Any]) -> bool:
-    return compiled(text, field_name)(env)
+Check = Callable[[Mapping[str, Any]], bool]
+
+
+class CompiledPolicy:
+    """One policy ready to evaluate: its expressions compiled (or their parse errors kept as
+    its outcome) in the order they run, and its detail-free outcomes built once."""
+
+    __slots__ = ("_allow", "_broken", "_condition", "_consensus", "_deny", "_implicit",
+                 "_inactive", "_is_deny", "_needs_votes", "_time", "_unknown", "policy_id")
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy_id = pid = policy.policy_id
+        self._time: Check | None = None
+        self._condition: Check | None = None
+        self._consensus: Check | None = None
+        self._broken: PolicyOutcome | None = None
+        fields = (("_time", policy.time, "time"), ("_condition", policy.condition, "condition"),
+                  ("_consensus", policy.consensus, "consensus"))
+        for slot, text, name in fields:
+            if not text:
+                continue
+            try:
+                setattr(self, slot, compiled(text, name).evaluate)
+            except InvalidPolicyExpression as ex:
+                # Its turn comes after the fields before it ran (their errors win), as before.
+                self._broken = PolicyOutcome(pid, Outcome.ERROR, ex.message)
+                break
+        self._inactive = PolicyOutcome(pid, Outcome.TIME_INACTIVE)
+        self._implicit = PolicyOutcome(pid, Outcome.DENY_IMPLICIT)
+        self._deny = PolicyOutcome(pid, Outcome.DENY_EXPLICIT)
+        self._allow = PolicyOutcome(pid, Outcome.ALLOW)
+        self._needs_votes = PolicyOutcome(pid, Outcome.REQUIRES_CONSENSUS)
+        self._is_deny = policy.effect == Effect.DENY
+        self._unknown = None if policy.effect in (Effect.ALLOW, Effect.DENY) else PolicyOutcome(
+            pid, Outcome.ERROR, f"unknown effect {policy.effect}")
+
+    def __call__(self, env: Mapping[str, Any]) -> PolicyOutcome:
+        """This policy's outcome against the variables ``env`` (never raises)."""
+        time, condition, consensus = self._time, self._condition, self._consensus
+        try:
+            if time is not None and not time(env):
+                return self._inactive
+            # No short circuit: both expressions run, so an error in either is an error.
+            holds = condition is None or condition(env)
+            agreed = consensus is None or consensus(env)
+        except PolicyEvaluationFailed as ex:
+            return PolicyOutcome(self.policy_id, Outcome.ERROR, ex.message)
+        if self._broken is not None:  # every expression before the unparseable one ran
+            return self._broken
+        if self._is_deny:
+            return self._deny if holds and agreed else self._implicit
+        if self._unknown is not None:
+            return self._unknown
+        if not holds:
+            return self._implicit
+        return self._allow if agreed else self._needs_votes
+
+
+@lru_cache(maxsize=4096)
+def _compiled(policy_id: str, effect: str, condition: str, consensus: str, time: str) -> CompiledPolicy:
+    return CompiledPolicy(Policy(policy_id, effect, condition, consensus, time))
+
+
+def compiled_policy(policy: Policy) -> CompiledPolicy:
+    """``policy`` compiled once per process, keyed by every field: a changed text (or effect,
+    or id) is a new entry, never the old compilation."""
+    return _compiled(policy.policy_id, policy.effect, policy.condition, policy.consensus,
+                     policy.time)
+
+
+def clear_compiled() -> None:
+    """Forget every compiled policy and expression (benchmarks measure the cold path)."""
+    _compiled.cache_clear()
+    compiled.cache_clear()
 
 
 def evaluate_policy(policy: Policy, env: Mapping[str, Any]) -> PolicyOutcome:
     """One policy's outcome against the variables ``env`` (never raises for bad policies)."""
-    try:
-        if policy.time and not _run(policy.time, "time", env):
-            return PolicyOutcome(policy.policy_id, Outcome.TIME_INACTIVE)
-        # No short circuit: both expressions run, so an error in either is an error.
-        condition = _run(policy.condition, "condition", env) if policy.condition else True
-        consensus = _run(policy.consensus, "consensus", env) if policy.consensus else True
-    except (PolicyEvaluationFailed, InvalidPolicyExpression) as ex:
-        return PolicyOutcome(policy.policy_id, Outcome.ERROR, ex.message)
-    if policy.effect == Effect.DENY:
-        applies = condition and consensus
-        return PolicyOutcome(policy.policy_id, Outcome.DENY_EXPLICIT if applies else Outcome.DENY_IMPLICIT)
-    if policy.effect != Effect.ALLOW:
-        return PolicyOutcome(policy.policy_id, Outcome.ERROR, f"unknown effect {policy.effect}")
-    if not condition:
-        return PolicyOutcome(policy.policy_id, Outcome.DENY_IMPLICIT)
-    return PolicyOutcome(policy.policy_id, Outcome.ALLOW if consensus else Outcome.REQUIRES_CONSENSUS)
+    return compiled_policy(policy)(env)
 
 
 def variables_for(proposal: Proposal) -> dict[str, Any]:
@@ -270,7 +333,8 @@ def evaluate(
     if root is not None:
         return root
     env = variables_for(proposal)
-    outcomes = tuple(evaluate_policy(p, env) for p in policies)
+    outcomes = tuple([_compiled(p.policy_id, p.effect, p.condition, p.consensus, p.time)(env)
+                      for p in policies])
     found = {o.outcome for o in outcomes}
     # Root approvers short of the threshold (``_root_step`` allowed a full quorum already).
     roots = _root_approvers(proposal, root_quorum)

@@ -37,6 +37,7 @@ from infra.errors import (
     WalletError,
     from_failure,
 )
+from infra.identity.ancestry import organization_chain
 from infra.messaging.contracts import send_execute_activity
 from infra.pipeline import lifecycle
 from infra.pipeline.wait import Watch
@@ -99,8 +100,9 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
         login = bool(spec.extra.get("login"))
         principal = authenticate(session, headers, body, envelope.organization_id, moment,
                                  resolve_sub_organizations=login)
-        if login and principal.organization_id != envelope.organization_id:
-            # A login lands in the user's own organization (PROTOCOL.md §6).
+        if login and principal.organization_id != envelope.organization_id and \
+                envelope.organization_id in organization_chain(session, principal.organization_id):
+            # A login addressed to a parent lands in the user's sub-organization (PROTOCOL.md §6).
             envelope = replace(envelope, organization_id=principal.organization_id)
         # Tenancy before anything about the body: a parent acting in a sub-organization is
         # a 403 whatever it sent.

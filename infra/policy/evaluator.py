@@ -10,11 +10,14 @@ fail. Every such problem raises :class:`PolicyEvaluationFailed`, which callers r
 Values are plain Python data: ``bool``, ``int``, ``str``, lists (or tuples), mappings (structs
 and maps) and timezone-aware ``datetime`` (timestamps). ``None`` counts as a missing value.
 Expressions are compiled once into closures (:func:`compile_expression`), so evaluating a
-policy many times costs no tree walking.
+policy many times costs no tree walking. The closures take a fast path for the common exact
+types (``str``, ``int``, ``bool``, ``dict``) and fall back to the general checks below for
+anything else, so both paths give the same results and the same errors.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -39,7 +42,20 @@ class PolicyEvaluationFailed(WalletError):
         self.pos = pos
 
 
+# Exact type -> kind, for the common values (subclasses take the isinstance path below).
+_KINDS: dict[type, str] = {
+    type(None): "missing", bool: "bool", int: "int", str: "string", datetime: "timestamp",
+    dict: "struct", list: "list", tuple: "list",
+}  # fmt: skip
+# Exact types whose comparison needs no kind checks: same type on both sides ⇒ same kind.
+_PLAIN = frozenset({str, int, bool})
+_ORDERED = frozenset({int, datetime})
+
+
 def _kind(value: Any) -> str:
+    kind = _KINDS.get(type(value))
+    if kind is not None:
+        return kind
     if value is None:
         return "missing"
     if isinstance(value, bool):
@@ -61,6 +77,13 @@ def _expect(value: Any, kind: str, pos: Position, what: str) -> Any:
     if _kind(value) != kind:
         raise PolicyEvaluationFailed(f"{what} must be a {kind}, not {_kind(value)}", pos)
     return value
+
+
+def _expect_bool(value: Any, pos: Position, what: str) -> bool:
+    """``_expect(value, "bool", …)`` without a kind look-up when it is one."""
+    if value is True or value is False:
+        return value
+    return bool(_expect(value, "bool", pos, what))
 
 
 def _equal(left: Any, right: Any) -> bool:
@@ -97,6 +120,10 @@ def _compare(op: str, left: Any, right: Any, pos: Position) -> bool:
 
 
 def _field(value: Any, name: str, pos: Position) -> Any:
+    if type(value) is dict:
+        found = value.get(name)
+        if found is not None:
+            return found
     if not isinstance(value, Mapping):
         raise PolicyEvaluationFailed(f"MissingField: {_kind(value)} has no field {name!r}", pos)
     if value.get(name) is None:
@@ -144,18 +171,57 @@ def _compile_predicate(node: nodes.Predicate) -> Compiled:
         _compile(node.target), _compile(node.body), node.item, node.function, node.pos,
     )  # fmt: skip
 
-    def run(env: Env) -> Any:
-        items = _expect(target(env), "list", pos, f"{function}() target")
+    of_target, of_predicate = f"{function}() target", f"{function}() predicate"
+
+    def results(env: Env) -> tuple[Any, list[bool]]:
+        items = target(env)
+        if type(items) is not list:
+            items = _expect(items, "list", pos, of_target)
         scope = dict(env)
-        results = []
+        found = []
+        # Every item runs (no short circuit), so an error on any item is an error.
         for value in items:
             scope[item] = value
-            results.append(_expect(body(scope), "bool", pos, f"{function}() predicate"))
-        if function == "all":
-            return all(results)
-        if function == "any":
-            return any(results)
-        return [v for v, keep in zip(items, results, strict=True) if keep]
+            result = body(scope)
+            if result is not True and result is not False:
+                result = _expect_bool(result, pos, of_predicate)
+            found.append(result)
+        return items, found
+
+    if function == "all":
+        return lambda env: all(results(env)[1])
+    if function == "any":
+        return lambda env: any(results(env)[1])
+
+    def kept(env: Env) -> list[Any]:
+        items, found = results(env)
+        return [v for v, keep in zip(items, found, strict=True) if keep]
+
+    return kept
+
+
+def _contains_equal(items: Sequence[Any], value: Any) -> bool:
+    """``any(_equal(v, value) for v in items)``, comparing same-typed plain values directly."""
+    kind = type(value)
+    if kind not in _PLAIN:
+        return any(_equal(v, value) for v in items)
+    for v in items:
+        if type(v) is kind:
+            if v == value:
+                return True
+        elif _equal(v, value):
+            return True
+    return False
+
+
+def _compile_count(node: nodes.Count) -> Compiled:
+    target, pos = _compile(node.target), node.pos
+
+    def run(env: Env) -> int:
+        items = target(env)
+        if type(items) is not list:
+            items = _expect(items, "list", pos, "count() target")
+        return len(items)
 
     return run
 
@@ -165,10 +231,11 @@ def _compile_contains(node: nodes.Contains) -> Compiled:
 
     def run(env: Env) -> bool:
         haystack, value = target(env), needle(env)
-        if _kind(haystack) == "string":
-            return _expect(value, "string", pos, "contains() value") in haystack
-        _expect(haystack, "list", pos, "contains() target")
-        return any(_equal(v, value) for v in haystack)
+        if type(haystack) is not list:
+            if _kind(haystack) == "string":
+                return _expect(value, "string", pos, "contains() value") in haystack
+            _expect(haystack, "list", pos, "contains() target")
+        return _contains_equal(haystack, value)
 
     return run
 
@@ -178,24 +245,87 @@ def _compile_member(node: nodes.Member) -> Compiled:
 
     def run(env: Env) -> bool:
         value, items = left(env), right(env)
-        if _kind(value) == "missing":
+        if value is None:
             raise PolicyEvaluationFailed("MissingField: left side of 'in'", pos)
-        return any(_equal(value, v) for v in _expect(items, "list", pos, "right side of 'in'"))
+        if type(items) is not list:
+            items = _expect(items, "list", pos, "right side of 'in'")
+        return _contains_equal(items, value)
 
     return run
 
 
 def _compile_logic(node: nodes.And | nodes.Or) -> Compiled:
     left, right, pos = _compile(node.left), _compile(node.right), node.pos
-    name = "&&" if isinstance(node, nodes.And) else "||"
+    conjunction = isinstance(node, nodes.And)
+    name = "&&" if conjunction else "||"
 
-    def run(env: Env) -> bool:
-        # No short circuit: both sides always run, so an error anywhere is an error.
-        a = _expect(left(env), "bool", pos, f"left side of {name}")
-        b = _expect(right(env), "bool", pos, f"right side of {name}")
-        return (a and b) if name == "&&" else (a or b)
+    # No short circuit: both sides always run, so an error anywhere is an error.
+    def both(env: Env) -> bool:
+        a = left(env)
+        if a is not True and a is not False:
+            a = _expect_bool(a, pos, f"left side of {name}")
+        b = right(env)
+        if b is not True and b is not False:
+            b = _expect_bool(b, pos, f"right side of {name}")
+        return a and b
 
-    return run
+    def either(env: Env) -> bool:
+        a = left(env)
+        if a is not True and a is not False:
+            a = _expect_bool(a, pos, f"left side of {name}")
+        b = right(env)
+        if b is not True and b is not False:
+            b = _expect_bool(b, pos, f"right side of {name}")
+        return a or b
+
+    return both if conjunction else either
+
+
+def _compile_compare(node: nodes.Compare) -> Compiled:
+    left, right, op, pos = _compile(node.left), _compile(node.right), node.op, node.pos
+    if op in ("==", "!="):
+        equal = op == "=="
+        if isinstance(node.right, nodes.Literal) and type(node.right.value) in _PLAIN:
+            constant = node.right.value
+            constant_type = type(constant)
+
+            def against_constant(env: Env) -> bool:
+                a = left(env)
+                if type(a) is constant_type:
+                    return (a == constant) is equal
+                return _compare(op, a, constant, pos)
+
+            return against_constant
+
+        def equality(env: Env) -> bool:
+            a, b = left(env), right(env)
+            kind = type(a)
+            if kind is type(b) and kind in _PLAIN:
+                return (a == b) is equal
+            return _compare(op, a, b, pos)
+
+        return equality
+    order = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}[op]
+    if isinstance(node.right, nodes.Literal) and type(node.right.value) in _ORDERED:
+        bound = node.right.value
+        bound_type = type(bound)
+
+        def against_bound(env: Env) -> bool:
+            a = left(env)
+            if type(a) is bound_type:
+                return bool(order(a, bound))
+            return _compare(op, a, bound, pos)
+
+        return against_bound
+
+    def ordering(env: Env) -> bool:
+        a, b = left(env), right(env)
+        kind = type(a)
+        if kind is type(b) and kind in _ORDERED:
+            return bool(order(a, b))
+        return _compare(op, a, b, pos)
+
+    return ordering
 
 
 def _compile_name(node: nodes.Name) -> Compiled:
@@ -205,6 +335,35 @@ def _compile_name(node: nodes.Name) -> Compiled:
         value = env.get(name)
         if value is None:
             raise PolicyEvaluationFailed(f"MissingField: {name!r}", pos)
+        return value
+
+    return run
+
+
+def _compile_field(node: nodes.Field) -> Compiled:
+    """``a.b.c``: one closure walking the whole path when it starts at a name."""
+    steps: list[tuple[str, Position]] = []
+    root: Node = node
+    while isinstance(root, nodes.Field):
+        steps.append((root.name, root.pos))
+        root = root.target
+    if not isinstance(root, nodes.Name):
+        target, name, pos = _compile(node.target), node.name, node.pos
+        return lambda env: _field(target(env), name, pos)
+    path = tuple(reversed(steps))
+    keyword, start = root.name, root.pos
+
+    def run(env: Env) -> Any:
+        value = env.get(keyword)
+        if value is None:
+            raise PolicyEvaluationFailed(f"MissingField: {keyword!r}", start)
+        for name, pos in path:
+            if type(value) is dict:
+                found = value.get(name)
+                if found is not None:
+                    value = found
+                    continue
+            value = _field(value, name, pos)
         return value
 
     return run
@@ -234,8 +393,7 @@ def _compile(node: Node) -> Compiled:
     if isinstance(node, nodes.Name):
         return _compile_name(node)
     if isinstance(node, nodes.Field):
-        target, name = _compile(node.target), node.name
-        return lambda env: _field(target(env), name, pos)
+        return _compile_field(node)
     if isinstance(node, nodes.Index):
         target, index = _compile(node.target), _compile(node.index)
         return lambda env: _index(target(env), index(env), pos)
@@ -247,13 +405,11 @@ def _compile(node: Node) -> Compiled:
     if isinstance(node, nodes.Contains):
         return _compile_contains(node)
     if isinstance(node, nodes.Count):
-        target = _compile(node.target)
-        return lambda env: len(_expect(target(env), "list", pos, "count() target"))
+        return _compile_count(node)
     if isinstance(node, nodes.CronSpanCall):
         return _compile_cron(node)
     if isinstance(node, nodes.Compare):
-        left, right, op = _compile(node.left), _compile(node.right), node.op
-        return lambda env: _compare(op, left(env), right(env), pos)
+        return _compile_compare(node)
     if isinstance(node, nodes.Member):
         return _compile_member(node)
     if isinstance(node, (nodes.And, nodes.Or)):
@@ -263,27 +419,40 @@ def _compile(node: Node) -> Compiled:
 
 
 class CompiledExpression:
-    """An expression ready to evaluate many times."""
+    """An expression ready to evaluate many times.
 
-    __slots__ = ("_run", "expression")
+    Calling it (or its :attr:`evaluate`, the same plain function, a little cheaper to call in
+    a loop) evaluates to a bool and raises :class:`PolicyEvaluationFailed` and nothing else.
+    """
+
+    __slots__ = ("evaluate", "expression")
 
     def __init__(self, expression: Expression) -> None:
         self.expression = expression
-        self._run = _compile(expression.root)
+        self.evaluate = _checked(_compile(expression.root), expression.root.pos)
 
     def __call__(self, variables: Env) -> bool:
         """Evaluate to a bool; raises :class:`PolicyEvaluationFailed` and nothing else."""
+        return self.evaluate(variables)
+
+
+def _checked(run: Compiled, pos: Position) -> Callable[[Env], bool]:
+    def evaluate(variables: Env) -> bool:
         try:
-            result = self._run(variables)
+            result = run(variables)
         except PolicyEvaluationFailed:
             raise
         except Exception as ex:  # the contract: evaluation never crashes its caller
             raise PolicyEvaluationFailed(f"evaluation failed ({type(ex).__name__})") from ex
+        if result is True or result is False:
+            return result
         if _kind(result) != "bool":
             raise PolicyEvaluationFailed(
-                f"expression evaluates to a {_kind(result)}, not a bool", self.expression.root.pos
+                f"expression evaluates to a {_kind(result)}, not a bool", pos
             )
         return bool(result)
+
+    return evaluate
 
 
 def compile_expression(expression: Expression) -> CompiledExpression:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -15,6 +16,7 @@ from infra.crypto import bundles, hd
 from infra.crypto.addresses import (
     AddressFormat,
     Curve,
+    compressed_public_key,
     derive_address,
     parse_address_format,
     parse_curve,
@@ -22,7 +24,7 @@ from infra.crypto.addresses import (
 from infra.crypto.signing import public_key_from_private
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
-from infra.errors import AlreadyExists, InvalidRequest, NotFound
+from infra.errors import AlreadyExists, InvalidRequest, NotFound, WalletError
 from infra.validation.limits import PRIVATE_KEYS, WALLETS
 from infra.wallets.custody import Custody
 from infra.wiremodel import WireModel
@@ -290,14 +292,44 @@ def _account_with_wallet(session: Session, lookup: Select[WalletAccount, Wallet]
     return (row[0], row[1]) if row is not None else None
 
 
+@dataclass(frozen=True)
+class Signer:
+    """The public facts of the key ``signWith`` names; they never change.
+
+    Attributes:
+        curve: the key's curve.
+        address_format: the account's format, or the format of the private-key address
+            ``signWith`` named (``None`` for a private key named by id).
+        is_account: a wallet account (else a private key).
+        public_key: compressed secp256k1 (33 bytes) or ed25519 (32 bytes) public key.
+        address: the account's address ("" for a private key).
+    """
+
+    curve: Curve
+    address_format: AddressFormat | None
+    is_account: bool
+    public_key: bytes
+    address: str = ""
+
+    @classmethod
+    def of(cls, target: SigningTarget) -> Signer:
+        """The signer of a resolved ``signWith`` (from its row; no key material)."""
+        row = target.account if target.account is not None else target.private_key
+        assert row is not None
+        public_key = bytes.fromhex(row.public_key)
+        with contextlib.suppress(WalletError):
+            public_key = compressed_public_key(target.curve, public_key)
+        return cls(target.curve, target.address_format, target.account is not None, public_key,
+                   target.account.address if target.account is not None else "")
+
+
 _SIGNERS_MAX: Final = 10_000
-#: (organization id, signWith) -> (curve, address format) of names that resolved.
-_signers: dict[tuple[str, str], tuple[Curve, AddressFormat | None]] = {}
+#: (organization id, signWith) -> the public facts of names that resolved.
+_signers: dict[tuple[str, str], Signer] = {}
 
 
-def signer_kind(session: Session, organization_id: str,
-                sign_with: str) -> tuple[Curve, AddressFormat | None]:
-    """The curve and address format of the key ``signWith`` names, for read-only checks.
+def signer(session: Session, organization_id: str, sign_with: str) -> Signer:
+    """The public facts of the key ``signWith`` names, for read-only checks.
 
     Remembered per process once found: what a key is never changes, so the ingress's check
     of a signer it saw before needs no read. A key deleted since still passes this check;
@@ -306,11 +338,18 @@ def signer_kind(session: Session, organization_id: str,
     known = _signers.get((organization_id, sign_with))
     if known is not None:
         return known
-    target = resolve_sign_with(session, organization_id, sign_with)
+    found = Signer.of(resolve_sign_with(session, organization_id, sign_with))
     if len(_signers) >= _SIGNERS_MAX:
         _signers.clear()
-    _signers[(organization_id, sign_with)] = (target.curve, target.address_format)
-    return target.curve, target.address_format
+    _signers[(organization_id, sign_with)] = found
+    return found
+
+
+def signer_kind(session: Session, organization_id: str,
+                sign_with: str) -> tuple[Curve, AddressFormat | None]:
+    """The curve and address format of the key ``signWith`` names (see :func:`signer`)."""
+    found = signer(session, organization_id, sign_with)
+    return found.curve, found.address_format
 
 
 def resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:

@@ -122,7 +122,11 @@ def test_parent_reading_a_sub_organization_is_never_an_auth_error(
         assert set(response.json()) == {"code", "message", "details"}
 
 
-@pytest.mark.parametrize(("path", "type_"), [(p, t) for p, t, _ in SUBMITS])
+#: Logins addressed to a parent resolve the user's sub-organization (PROTOCOL.md §6).
+LOGINS = {spec.path for spec in activity_registry().all() if spec.extra.get("login")}
+
+
+@pytest.mark.parametrize(("path", "type_"), [(p, t) for p, t, _ in SUBMITS if p not in LOGINS])
 def test_sub_organization_cannot_submit_in_its_parent(
         embedded: Deployment, family: Family, path: str, type_: str) -> None:
     response = _submit(embedded, family.target_key, path, type_, family.parent.organization_id)
@@ -221,3 +225,15 @@ def test_downward_resolution_stops_at_the_organization_addressed(
     """An unrelated organization's id does not find the sub-organization's credential."""
     response = _query(embedded, family.target_key, "whoami", family.unrelated.organization_id)
     _assert_error(response, 401, GRPC_UNAUTHENTICATED)
+
+
+def test_a_login_addressed_to_the_parent_lands_in_the_sub_organization(
+        embedded: Deployment, family: Family) -> None:
+    assert {"stamp_login"} == LOGINS
+    session_key = keys.make_key()
+    response = _submit(embedded, family.target_key, "stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN",
+                       family.parent.organization_id, {"publicKey": session_key.public_key})
+    assert response.status_code == 200, response.text
+    activity = response.json()["activity"]
+    assert activity["organizationId"] == family.target_id
+    assert activity["status"] == "ACTIVITY_STATUS_COMPLETED"

@@ -7,10 +7,7 @@ Without Node/npm, or without registry access, these tests skip.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,38 +24,19 @@ from turnkey_sdk_types import (
 
 from infra.crypto import hd, hpke
 from tests.support.deployment import Deployment
+from tests.support.interop import INTEROP, node_with, run_script
 
-INTEROP = Path(__file__).resolve().parents[1] / "interop"
 ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
        "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
 
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    exe, npm = shutil.which("node"), shutil.which("npm")
-    if not exe or not npm:
-        _unavailable("node/npm not installed")
-    if not (INTEROP / "node_modules" / "@turnkey" / "crypto").is_dir():
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=INTEROP,
-                              capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            _unavailable(f"npm install failed: {done.stderr[-300:]}")
-    assert exe is not None
-    return exe
-
-
-def _unavailable(reason: str) -> None:
-    """Skip locally; under CI=true the interop check must run, so fail."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason + " (CI=true requires the @turnkey/crypto interop tests)")
-    pytest.skip(reason)
+    return node_with("@turnkey/crypto")
 
 
 def _js(node: str, **request: Any) -> str:
-    done = subprocess.run([node, str(INTEROP / "turnkey_crypto.mjs")], cwd=INTEROP,
-                          input=json.dumps(request), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["result"])
+    return str(run_script(node, "turnkey_crypto.mjs", request, timeout=60)["result"])
 
 
 def _signer(dep: Deployment) -> str:

@@ -58,6 +58,6 @@ def test_timestamp_is_stored_without_zero_padding() -> None:
 def test_importing_the_services_keeps_the_default_recursion_limit() -> None:
     # py_ecc (via eth_account) raises it to 100000, where deep input segfaults the process.
     code = ("import sys; import consensus.actors, workers.actors, ingress.app, walletd.cli, "
-            "infra.ethereum, infra.crypto.signing; print(sys.getrecursionlimit())")
+            "infra.chains, infra.crypto.signing; print(sys.getrecursionlimit())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(out.stdout.strip()) <= 1000

@@ -221,6 +221,7 @@ def _assert_indexes(url: str, *, unique: bool) -> None:
 def test_migration_refuses_existing_duplicates_with_a_clear_message(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'dup.db'}"
     upgrade(url, "0003_identity")
+    upgrade(url, "0007_pipeline")   # today's users table (view_version), not the unique index
     engine = make_engine(url, pool_size=1)
     try:
         with make_session_factory(engine)() as session:
