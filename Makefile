@@ -10,7 +10,7 @@ BENCH_ARGS ?=
 TURNKEY_HTTP := turnkey-http==0.2.2
 
 .PHONY: install install-test install-bench run test lint services bench bench-pipeline bench-sign \
-	bench-sign-embedded bench-policy clean
+	bench-sign-embedded bench-policy fuzz chaos clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,18 @@ bench-sign-embedded: install-bench
 
 bench-policy: install
 	$(PY) -m bench.policy $(BENCH_ARGS)
+
+# Long schema fuzzing of every served operation (docs/CONFORMANCE.md); `make test` runs a
+# bounded pass of the same test.
+FUZZ_EXAMPLES ?= 300
+fuzz: install-test
+	WALLETD_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest tests/fuzz -q -p no:cacheprovider \
+		-o timeout=0 --maxfail=1000
+
+# 10,000 mixed activities under SIGKILLs and restarts of a private PostgreSQL cluster and
+# RabbitMQ node it starts itself (never the shared ones). See docs/CHAOS.md.
+chaos: install-test
+	$(PY) bench/chaos.py --activities 10000 $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache

@@ -21,6 +21,7 @@ from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.messaging import contracts
+from infra.observability import metrics
 from infra.pipeline import lifecycle
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ def sweep_once(services: Services, grace: timedelta) -> int:
             continue
         contracts.send_execute_activity(services.broker, activity_id, found[0].pool)
         sent += 1
+    metrics.SWEEPER_RESENDS.inc(sent)
     if sent:
         log.info("sweeper re-sent %d pending activities", sent)
     return sent

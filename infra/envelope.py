@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from infra import safejson
 from infra.errors import InvalidRequest
-from infra.wiremodel import WireModel
+from infra.wiremodel import WIRE_CONTEXT, WireModel
 
 M = TypeVar("M", bound=WireModel)
 
@@ -72,10 +72,12 @@ def parse_envelope(data: dict[str, Any]) -> Envelope:
         raise InvalidRequest("timestampMs is out of range: send milliseconds since the epoch",
                              field="timestampMs")
     params = data.get("parameters")
-    if params is None:
-        params = {}
     if not isinstance(params, dict):
-        raise InvalidRequest("parameters must be an object", field="parameters")
+        raise InvalidRequest("parameters must be an object (the activity's intent)",
+                             field="parameters")
+    if not isinstance(data.get("generateAppProofs", False), bool):
+        raise InvalidRequest("generateAppProofs must be true or false (or left out)",
+                             field="generateAppProofs")
     return Envelope(type=type_, timestamp_ms=ts, organization_id=organization_id_of(data),
                     parameters=params)
 
@@ -97,16 +99,21 @@ def check_fresh(timestamp_ms: str, now: datetime) -> None:
 def validate_model(model: type[M], data: dict[str, Any], where: str) -> M:
     """Convert ``data`` into ``model`` or raise a 400 naming every bad field."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=WIRE_CONTEXT)
     except ValidationError as ex:
-        violations = []
-        for err in ex.errors():
-            loc = ".".join(str(p) for p in err["loc"])
-            field = f"{where}.{loc}" if loc else where
-            violations.append({"field": field, "description": err["msg"]})
-        first = violations[0]
-        raise InvalidRequest(
-            f"invalid {first['field']}: {first['description']}",
-            details=[{"@type": "type.googleapis.com/google.rpc.BadRequest",
-                      "fieldViolations": violations}],
-        ) from ex
+        raise invalid_request(ex, where) from ex
+
+
+def invalid_request(ex: ValidationError, where: str) -> InvalidRequest:
+    """The 400 for a pydantic error: every violation named under ``where``."""
+    violations = []
+    for err in ex.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        field = f"{where}.{loc}" if loc else where
+        violations.append({"field": field, "description": err["msg"]})
+    first = violations[0] if violations else {"field": where, "description": str(ex)}
+    return InvalidRequest(
+        f"invalid {first['field']}: {first['description']}",
+        details=[{"@type": "type.googleapis.com/google.rpc.BadRequest",
+                  "fieldViolations": violations or [first]}],
+    )

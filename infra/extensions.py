@@ -21,6 +21,7 @@ MODULES: tuple[str, ...] = (
     "infra.sessions.extension",
     "infra.sessions.oauth_extension",
     "infra.authproxy.extension",
+    "infra.observability.activities",
 )
 
 _loaded = False

@@ -33,7 +33,7 @@ class PolicyParams(WireModel):
     effect: Effect
     condition: str | None = None
     consensus: str | None = None
-    notes: str = ""
+    notes: str
     time: str | None = None
 
 

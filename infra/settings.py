@@ -42,6 +42,22 @@ OAUTH2_ENDPOINT_NAMES = ("X_TOKEN_URL", "X_USERINFO_URL", "DISCORD_TOKEN_URL",
                          "DISCORD_USERINFO_URL")
 
 
+def _float(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as ex:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from ex
+
+
+def _log_format(raw: str) -> Literal["text", "json"]:
+    if raw in ("text", "json"):
+        return raw  # type: ignore[return-value]
+    raise ValueError(f"WALLETD_LOG_FORMAT must be text or json, got {raw!r}")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about a walletd process.
@@ -88,6 +104,23 @@ class Settings:
         sms_url / sms_account_sid / sms_auth_token / sms_from: A Twilio-compatible REST API
             (``WALLETD_SMS_URL``, ``_ACCOUNT_SID``, ``_AUTH_TOKEN``, ``_FROM``; empty URL:
             write to the outbox dir).
+        rate_limit_address_rps / rate_limit_organization_rps / rate_limit_sub_organization_rps:
+            Requests per second allowed per client address, per organization (with all of
+            its sub-organizations) and per sub-organization (``WALLETD_RATE_LIMIT_*_RPS``;
+            0 turns a limit off; fractions allowed). Defaults sit far above what the test suite and the
+            benchmarks send, and each organization limit above the address limit so one
+            address cannot use up an organization's budget.
+        rate_limit_burst_s: The window the limits are counted over: up to ``rps * burst_s``
+            requests may arrive at once (``WALLETD_RATE_LIMIT_BURST_S``).
+        rate_limit_forwarded_hops: Proxies in front of the ingress that append to
+            ``X-Forwarded-For`` (``WALLETD_RATE_LIMIT_FORWARDED_HOPS``); 0 uses the socket's
+            peer address. Only trust as many hops as you run: clients can forge the rest.
+        log_format: ``text`` or ``json`` (one object per line carrying the request,
+            activity and organization ids of the work being done).
+        metrics_port: Port of a worker role's ``/metrics``, ``/health`` and ``/ready``
+            (0: none). The ingress and ``walletd up`` serve them on the API port.
+        shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
+            before the process exits anyway (unfinished messages are redelivered).
     """
 
     data_dir: Path = Path("./data")
@@ -124,6 +157,14 @@ class Settings:
     sms_account_sid: str = ""
     sms_auth_token: str = field(default="", repr=False)
     sms_from: str = ""
+    rate_limit_address_rps: float = 1000
+    rate_limit_organization_rps: float = 2000
+    rate_limit_sub_organization_rps: float = 200
+    rate_limit_burst_s: int = 10
+    rate_limit_forwarded_hops: int = 0
+    log_format: Literal["text", "json"] = "text"
+    metrics_port: int = 0
+    shutdown_timeout_s: int = 30
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -171,6 +212,15 @@ class Settings:
             sms_account_sid=e.get("WALLETD_SMS_ACCOUNT_SID", ""),
             sms_auth_token=e.get("WALLETD_SMS_AUTH_TOKEN", ""),
             sms_from=e.get("WALLETD_SMS_FROM", ""),
+            rate_limit_address_rps=_float(e, "WALLETD_RATE_LIMIT_ADDRESS_RPS", 1000),
+            rate_limit_organization_rps=_float(e, "WALLETD_RATE_LIMIT_ORGANIZATION_RPS", 2000),
+            rate_limit_sub_organization_rps=_float(e, "WALLETD_RATE_LIMIT_SUB_ORGANIZATION_RPS",
+                                                   200),
+            rate_limit_burst_s=_int(e, "WALLETD_RATE_LIMIT_BURST_S", 10),
+            rate_limit_forwarded_hops=_int(e, "WALLETD_RATE_LIMIT_FORWARDED_HOPS", 0),
+            log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
+            metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
+            shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
         )
 
     def threads_for(self, queue: str) -> int:

@@ -6,17 +6,20 @@ Other HTTP concerns add routes through ``ROUTES``: each is ``add(app, services)`
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import falcon
 
 from infra.activities import registry
 from infra.bootstrap import Services
 from ingress import errors
-from ingress.middleware import Cors
+from ingress.middleware import Cors, RateLimit, RequestContext
 from ingress.resources import auth_proxy, dashboard, webhooks
 from ingress.resources.api import QueryResource, SubmitResource
 from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
+from ingress.resources.metrics import MetricsResource
+from ingress.resources.openapi import OpenApiResource
 
 ROUTES: list[Callable[[falcon.App, Services], None]] = []
 
@@ -25,13 +28,16 @@ def create_app(services: Services) -> falcon.App:
     """The public API as a WSGI app."""
     # Import every activity module now, not inside the first request of each worker.
     registry()
-    app = falcon.App(middleware=[Cors()], cors_enable=False)
+    middleware: list[Any] = [RequestContext(), Cors(), RateLimit(services)]
+    app = falcon.App(middleware=middleware, cors_enable=False)
     app.req_options.strip_url_path_trailing_slash = True
     app.add_route("/public/v1/submit/{path}", SubmitResource(services))
     app.add_route("/public/v1/query/{path}", QueryResource(services))
     app.add_route("/health", HealthResource())
     app.add_route("/ready", ReadyResource(services))
+    app.add_route("/metrics", MetricsResource(services))
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
+    app.add_route("/public/v1/openapi.json", OpenApiResource())
     webhooks.add(app, services)
     auth_proxy.add(app, services)
     dashboard.add(app, services)

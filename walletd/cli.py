@@ -6,6 +6,7 @@ Commands:
     ingress     the public API under gunicorn (production)
     auth-proxy  the auth proxy under gunicorn (production; `up` serves it on the API port + 1)
     worker      dramatiq worker processes for the given queues (production)
+    health      exit 0 when a running role answers its health check (container probes)
     migrate     bring the database schema up to date
     bootstrap   create the root organization and API key if the database is empty
 """
@@ -37,9 +38,10 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
 
 
 def _register_extra_commands() -> None:
-    from walletd import dashboard, keys, webhooks
+    from walletd import dashboard, health, keys, webhooks
 
     EXTRA_COMMANDS.setdefault("dashboard-link", dashboard.COMMAND)
+    EXTRA_COMMANDS.setdefault("health", health.COMMAND)
     EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
     EXTRA_COMMANDS.setdefault("webhooks", webhooks.COMMAND)
 
@@ -72,6 +74,14 @@ def _wait_for_signal() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     stop.wait()
+
+
+def _exit_quickly() -> None:
+    """Spare the interpreter's final garbage collection of every live object (over a second
+    for this heap): the process is about to end and the OS frees its memory anyway."""
+    import gc
+
+    gc.freeze()
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -131,16 +141,22 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
         _wait_for_signal()
     finally:
         proxyd.shutdown()
-        httpd.shutdown()
         stop.set()
-        worker.stop()
+        closing = threading.Thread(target=httpd.shutdown)
+        closing.start()
+        worker.stop(settings.shutdown_timeout_s * 1000)
+        closing.join()
+        _exit_quickly()
     return 0
 
 
 def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
     from gunicorn.app.base import BaseApplication
 
+    from infra.observability import multiprocess
     from ingress.app import create_app
+
+    metrics_dir = multiprocess.use_dir()  # before any metric exists in the workers
 
     class Ingress(BaseApplication):
         def load_config(self) -> None:
@@ -149,14 +165,20 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
             self.cfg.set("threads", args.threads or settings.http_threads)
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("accesslog", None)
-            self.cfg.set("graceful_timeout", 10)
+            # SIGTERM: stop accepting, let in-flight requests finish for this long.
+            self.cfg.set("graceful_timeout", settings.shutdown_timeout_s)
             self.cfg.set("keepalive", 5)
+            self.cfg.set("child_exit", lambda _arbiter, worker: multiprocess.process_exited(worker.pid))
+            self.cfg.set("worker_exit", lambda _arbiter, _worker: _exit_quickly())
 
         def load(self) -> Any:
             # Runs in each worker after fork: the ingress role never gets the master key.
             return create_app(bootstrap(settings, "ingress"))
 
-    Ingress().run()
+    try:
+        Ingress().run()
+    finally:
+        multiprocess.forget_dir(metrics_dir)
     return 0
 
 
@@ -195,27 +217,44 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         print(f"unknown queues: {', '.join(sorted(unknown))}; known: {', '.join(queues.ALL)}",
               file=sys.stderr)
         return 2
+    from infra.observability import multiprocess
+
     count = args.processes or settings.worker_processes
     threads = args.threads  # None: each queue's own count from the settings
-    if count == 1:
-        _worker_process(settings, names, threads, sweep=True)
-        return 0
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_worker_process, args=(settings, names, threads, i == 0))
-             for i in range(count)]
-    for p in procs:
-        p.start()
+    metrics_dir = multiprocess.use_dir()  # shared by the processes, served by this one
     try:
-        _wait_for_signal()
+        if count == 1:
+            _worker_process(settings, names, threads, sweep=True, probe=True)
+            return 0
+        ctx = multiprocessing.get_context("spawn")
+        procs = [ctx.Process(target=_worker_process, args=(settings, names, threads, i == 0))
+                 for i in range(count)]
+        for p in procs:
+            p.start()
+        probe = _probe(bootstrap(settings, "ingress", label="worker-probe"),
+                       lambda: all(p.is_alive() for p in procs))
+        try:
+            _wait_for_signal()
+        finally:
+            for p in procs:  # each lets its in-flight messages finish (shutdown timeout)
+                p.terminate()
+            for p in procs:
+                p.join(settings.shutdown_timeout_s + 5)
+            if probe is not None:
+                probe.shutdown()
+        return 0
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.join(15)
-    return 0
+        multiprocess.forget_dir(metrics_dir)
 
 
-def _worker_process(settings: Settings, names: set[str], threads: int | None, sweep: bool) -> None:
+def _probe(services: Any, alive: Callable[[], bool]) -> Any:
+    from walletd import probe
+
+    return probe.serve(services, alive)
+
+
+def _worker_process(settings: Settings, names: set[str], threads: int | None, sweep: bool,
+                    probe: bool = False) -> None:
     from walletd.processes import declare_all, start_workers
 
     _configure_logging(settings)
@@ -226,17 +265,23 @@ def _worker_process(settings: Settings, names: set[str], threads: int | None, sw
     worker = start_workers(services, names, threads, stop, sweep=sweep)
     log.info("worker consuming %s", ", ".join(
         f"{name} ({len(w.workers)} threads)" for name, w in worker.by_queue.items()))
+    server = _probe(services, worker.alive) if probe else None
     try:
         _wait_for_signal()
     finally:
         stop.set()
-        worker.stop()
+        # In-flight messages finish (then are acknowledged) within the shutdown timeout;
+        # any still running then stay unacknowledged and the broker redelivers them.
+        worker.stop(settings.shutdown_timeout_s * 1000)
+        if server is not None:
+            server.shutdown()
+        _exit_quickly()
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s")
-    logging.getLogger("pika").setLevel(logging.WARNING)
+    from infra.observability.logs import configure
+
+    configure(settings.log_level, settings.log_format)
 
 
 def build_parser() -> argparse.ArgumentParser:

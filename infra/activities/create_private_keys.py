@@ -30,13 +30,23 @@ class Params(WireModel):
 
 
 def validate_key_params(keys: list[store.PrivateKeyParams]) -> None:
-    """Curves and address formats of new keys (fast 400s)."""
+    """Curves and address formats of new keys (fast 400s).
+
+    A key has one address per format: a format named twice is refused here, before the
+    key's address rows would collide when stored.
+    """
     for i, key in enumerate(keys):
         curve = parse_curve(key.curve, field=f"privateKeys[{i}].curve")
         if curve.value not in _PROBE:
             raise InvalidRequest("private keys use CURVE_SECP256K1 or CURVE_ED25519",
                                  field=f"privateKeys[{i}].curve")
+        seen: set[str] = set()
         for fmt in key.address_formats:
+            if fmt in seen:
+                raise InvalidRequest(
+                    f"address format {fmt} is listed twice; name each format once",
+                    field=f"privateKeys[{i}].addressFormats")
+            seen.add(fmt)
             derive_address(curve, parse_address_format(fmt, field=f"privateKeys[{i}]"),
                            _PROBE[curve.value])
 

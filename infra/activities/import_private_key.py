@@ -32,8 +32,10 @@ class Params(WireModel):
     address_formats: list[str] = Field(default_factory=list)
 
     def key_params(self) -> store.PrivateKeyParams:
-        return store.PrivateKeyParams(private_key_name=self.private_key_name, curve=self.curve,
-                                      private_key_tags=[], address_formats=self.address_formats)
+        # Validated from the wire names, so a refusal names the field the caller sent.
+        return store.PrivateKeyParams.model_validate(
+            {"privateKeyName": self.private_key_name, "curve": self.curve,
+             "privateKeyTags": [], "addressFormats": self.address_formats})
 
 
 def raw_private_key(plaintext: bytes, curve: Curve) -> bytes:

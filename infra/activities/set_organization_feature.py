@@ -19,7 +19,7 @@ class Params(WireModel):
     """``v1SetOrganizationFeatureIntent``."""
 
     name: str
-    value: str | None = None
+    value: str
 
 
 def render_features(session: Any, organization_id: str) -> list[dict[str, str]]:

@@ -85,7 +85,7 @@ class Listener:
                         for note in conn.notifies(timeout=0.2):
                             self._deliver(note.channel, note.payload)
             except Exception:
-                log.warning("database listener lost its connection; reconnecting")
+                log.warning("database listener lost its connection; reconnecting", exc_info=True)
             self.connected.clear()
             self._reset()
             if not self._restart.is_set():

@@ -29,6 +29,9 @@ def build_broker(url: str) -> dramatiq.Broker:
         broker.emit_after("process_boot")
     else:
         raise ValueError(f"unsupported WALLETD_BROKER_URL {url!r} (amqp://, redis:// or memory://)")
+    from infra.observability.messages import Observe  # after the metrics mode is chosen
+
+    broker.add_middleware(Observe())
     for name in queues.ALL:
         broker.declare_queue(name)
     return broker

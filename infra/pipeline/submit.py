@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -25,6 +26,7 @@ from infra.envelope import (
     Envelope,
     check_fresh,
     fingerprint,
+    invalid_request,
     parse_envelope,
     parse_json_object,
     validate_model,
@@ -114,8 +116,12 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
             check_fresh(envelope.timestamp_ms, moment)
             params: WireModel = validate_model(version.params, envelope.parameters, "parameters")
             if spec.check is not None:
-                spec.check(params, CheckContext(session, envelope.organization_id,
-                                                principal.user_id, moment))
+                try:
+                    spec.check(params, CheckContext(session, envelope.organization_id,
+                                                    principal.user_id, moment))
+                except ValidationError as ex:
+                    # A model a check builds from the parameters refused them: a 400 too.
+                    raise invalid_request(ex, "parameters") from ex
         except WalletError:
             # A body stored earlier answers with its activity even if it would no longer
             # be accepted (too old by now, or a resource it named is gone). New bodies,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import field_validator
 from sqlalchemy import select
 
 from infra.db.models.activities import Activity
+from infra.openapi import check_enum
 from infra.queries.pagination import Pagination, fetch_page
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.views.activities import render_activities
@@ -18,6 +20,16 @@ class Params(WireModel):
     filter_by_status: list[str] | None = None
     filter_by_type: list[str] | None = None
     pagination_options: Pagination | None = None
+
+    @field_validator("filter_by_status")
+    @classmethod
+    def _statuses(cls, value: list[str] | None) -> list[str] | None:
+        return check_enum(value, "v1ActivityStatus")
+
+    @field_validator("filter_by_type")
+    @classmethod
+    def _types(cls, value: list[str] | None) -> list[str] | None:
+        return check_enum(value, "v1ActivityType")
 
 
 def run(params: Params, ctx: QueryContext) -> dict[str, Any]:

@@ -62,8 +62,12 @@ class AccountSpec:
 
 
 def validate_accounts(accounts: list[AccountParams], field: str = "accounts") -> list[AccountSpec]:
-    """Validate every account's enums, path and curve/format pairing (fast 400s)."""
+    """Validate every account's enums, path and curve/format pairing (fast 400s).
+
+    The same derivation (curve, path, address format) twice in one request is a 400.
+    """
     specs = []
+    seen: set[tuple[str, str, str]] = set()
     for i, account in enumerate(accounts):
         where = f"{field}[{i}]"
         curve = parse_curve(account.curve, field=f"{where}.curve")
@@ -81,6 +85,12 @@ def validate_accounts(accounts: list[AccountParams], field: str = "accounts") ->
         # A zero key cannot be encoded; use a fixed valid point to test the pairing only.
         probe = bytes.fromhex(_PROBE[curve])
         derive_address(curve, fmt, probe)
+        ident = (curve.value, account.path, fmt.value)
+        if ident in seen:
+            raise InvalidRequest(
+                f"{where} repeats an earlier account ({curve.value} {account.path} "
+                f"{fmt.value}); list each derivation once", field=where)
+        seen.add(ident)
         specs.append(AccountSpec(curve, account.path, fmt, account.name))
     return specs
 

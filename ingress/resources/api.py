@@ -15,7 +15,13 @@ MAX_BODY = 4 * 1024 * 1024
 
 
 def read_body(req: falcon.Request) -> bytes:
-    """The raw body bytes exactly as sent (stamps are verified over them)."""
+    """The raw body bytes exactly as sent (stamps are verified over them).
+
+    Read once: a middleware that needed the body first left it in ``req.context.body``.
+    """
+    kept: bytes | None = req.context.get("body")
+    if kept is not None:
+        return kept
     length = req.content_length
     if length is not None and length > MAX_BODY:
         raise InvalidRequest(f"request body exceeds {MAX_BODY} bytes")

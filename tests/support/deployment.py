@@ -58,6 +58,8 @@ class Deployment:
     env: dict[str, str]
     workdir: Path
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    #: Worker group -> its ``WALLETD_METRICS_PORT`` (``/metrics``, ``/health``, ``/ready``).
+    metrics_ports: dict[str, int] = field(default_factory=dict)
 
     # -- starting --------------------------------------------------------------
     @classmethod
@@ -98,12 +100,28 @@ class Deployment:
 
     def start_worker(self, group: str, processes: int = 1) -> None:
         """(Re)start the worker processes of one queue group."""
+        if group not in self.metrics_ports:
+            # Not the API's port (gunicorn may not have bound it yet) nor another group's.
+            taken = {int(self.base_url.rsplit(":", 1)[1]), *self.metrics_ports.values()}
+            port = free_port()
+            while port in taken:
+                port = free_port()
+            self.metrics_ports[group] = port
+        port = self.metrics_ports[group]
         self._spawn(group, [*WALLETD, "worker", "--queues", WORKER_GROUPS[group],
-                            "--processes", str(processes)])
+                            "--processes", str(processes)],
+                    env={**self.env, "WALLETD_METRICS_PORT": str(port)})
 
-    def _spawn(self, name: str, cmd: list[str]) -> None:
+    def metrics_url(self, name: str) -> str:
+        """Where a role serves ``/metrics``: ``ingress``/``up`` on the API port, worker groups
+        on their own port."""
+        if name in self.metrics_ports:
+            return f"http://127.0.0.1:{self.metrics_ports[name]}/metrics"
+        return self.base_url + "/metrics"
+
+    def _spawn(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> None:
         log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
-        self.processes[name] = subprocess.Popen(cmd, env=self.env, cwd=ROOT, stdout=log,
+        self.processes[name] = subprocess.Popen(cmd, env=env or self.env, cwd=ROOT, stdout=log,
                                                 stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout: float = 60) -> None:

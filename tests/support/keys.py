@@ -56,4 +56,11 @@ def make_key(curve: str = "API_KEY_CURVE_P256") -> TestKey:
     return TestKey(curve, pub, format(key.private_numbers().private_value, "064x"), key)
 
 
-__all__ = ["TestKey", "make_key"]
+def load_p256_key(private_hex: str) -> TestKey:
+    """The P-256 :class:`TestKey` of a hex private key (e.g. a root key file's)."""
+    key = ec.derive_private_key(int(private_hex, 16), ec.SECP256R1())
+    pub = key.public_key().public_bytes(Encoding.X962, PublicFormat.CompressedPoint).hex()
+    return TestKey("API_KEY_CURVE_P256", pub, private_hex, key)
+
+
+__all__ = ["TestKey", "load_p256_key", "make_key"]

@@ -48,11 +48,12 @@ def test_body_and_stamp_parsers_answer_4xx() -> None:
 
 
 def test_timestamp_is_stored_without_zero_padding() -> None:
-    env = parse_envelope({"type": "T", "organizationId": "o", "timestampMs": "0" * 40 + "17"})
+    env = parse_envelope({"type": "T", "organizationId": "o", "timestampMs": "0" * 40 + "17",
+                          "parameters": {}})
     assert env.timestamp_ms == "17"
     for bad in ("9" * 20, "\u0661\u0662", "-1", "1.5"):
         with pytest.raises(InvalidRequest):
-            parse_envelope({"type": "T", "organizationId": "o", "timestampMs": bad})
+            parse_envelope({"type": "T", "organizationId": "o", "timestampMs": bad, "parameters": {}})
 
 
 def test_importing_the_services_keeps_the_default_recursion_limit() -> None:

@@ -73,6 +73,8 @@ def world(fresh_pg_url: str, tmp_path: Path) -> Iterator[World]:
     stop = threading.Event()
     pools = start_workers(services, {queues.CONSENSUS, queues.SIGNING, queues.ACCOUNTS}, None,
                           stop, sweep=False)
+    # Steady state: the process's LISTEN connection is up (as soon after start as it connects).
+    assert services.listener is not None and services.listener.connected.wait(30)
     yield World(services, json.loads((tmp_path / KEY_FILE).read_text()))
     stop.set()
     pools.stop(5_000)
