@@ -195,8 +195,9 @@ def _signup(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[st
     result = upstream.submit(config, "create_sub_organization",
                              "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", {
         "subOrganizationName": _text(body, "organizationName", required=False) or name,
-        "rootUsers": [{"userName": name, "userEmail": email, "userPhoneNumber": phone,
-                       **lists}],
+        "rootUsers": [{k: v for k, v in {"userName": name, "userEmail": email,
+                                         "userPhoneNumber": phone, **lists}.items()
+                       if v is not None}],
         "rootQuorumThreshold": 1,
         "wallet": body.get("wallet"),
         "verificationToken": token,
