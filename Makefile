@@ -24,11 +24,16 @@ install: $(STAMP)
 
 # turnkey-http 0.2.2 pins a certifi newer than the registry serves: install it without
 # dependencies; its other requirements are in the [test] extra.
-$(TESTSTAMP): pyproject.toml tests/interop/package.json $(STAMP)
+$(TESTSTAMP): pyproject.toml tests/interop/package.json tests/browser/package.json $(STAMP)
 	$(PIP) install -q -e '.[test]'
 	$(PIP) install -q --no-deps $(TURNKEY_HTTP)
 	@# The official @turnkey/crypto, for the interop tests (bundles, webhook signatures).
 	if command -v npm >/dev/null; then cd tests/interop && npm install --no-audit --no-fund --silent; fi
+	@# The official @turnkey/core and esbuild, for the browser tests' page.
+	if command -v npm >/dev/null; then cd tests/browser && npm install --no-audit --no-fund --silent; fi
+	@# Debian's Chromium, driven by Playwright for Python in tests/browser.
+	if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium; fi
 	touch $@
 
 install-test: $(TESTSTAMP)

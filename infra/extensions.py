@@ -18,9 +18,10 @@ MODULES: tuple[str, ...] = (
     "infra.identity.passkeys",
     "infra.identity.quotas",
     "infra.wallets.extension",
-    "infra.observability.activities",
     "infra.sessions.extension",
     "infra.sessions.oauth_extension",
+    "infra.authproxy.extension",
+    "infra.observability.activities",
 )
 
 _loaded = False

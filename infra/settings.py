@@ -27,6 +27,21 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from ex
 
 
+def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+#: Issuers of Google, Apple and Facebook ID tokens.
+DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
+                        "https://www.facebook.com")
+#: ``WALLETD_OAUTH2_<NAME>`` variables naming OAuth 2.0 provider endpoints.
+OAUTH2_ENDPOINT_NAMES = ("X_TOKEN_URL", "X_USERINFO_URL", "DISCORD_TOKEN_URL",
+                         "DISCORD_USERINFO_URL")
+
+
 def _float(env: dict[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
@@ -41,21 +56,6 @@ def _log_format(raw: str) -> Literal["text", "json"]:
     if raw in ("text", "json"):
         return raw  # type: ignore[return-value]
     raise ValueError(f"WALLETD_LOG_FORMAT must be text or json, got {raw!r}")
-
-
-def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-    raw = env.get(name)
-    if raw is None:
-        return default
-    return tuple(part.strip() for part in raw.split(",") if part.strip())
-
-
-#: Issuers of Google, Apple and Facebook ID tokens.
-DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
-                        "https://www.facebook.com")
-#: ``WALLETD_OAUTH2_<NAME>`` variables naming OAuth 2.0 provider endpoints.
-OAUTH2_ENDPOINT_NAMES = ("X_TOKEN_URL", "X_USERINFO_URL", "DISCORD_TOKEN_URL",
-                         "DISCORD_USERINFO_URL")
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,29 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        auth_proxy_port: Port of the auth proxy (0: the API port + 1).
+        api_url: The public API's URL as the auth proxy reaches it (empty: ``base_url``).
+        auth_proxy_key_file: The auth proxy's own key (empty: ``<data dir>/auth-proxy-key.json``).
+        auth_proxy_public_key: Its public half, for hosts without the file (uncompressed hex).
+        auth_proxy_config_ttl_s: How long the proxy keeps a configuration before reading it
+            again.
+        auth_proxy_rate_address: Requests per minute one client address may make to the proxy.
+        auth_proxy_rate_contact: OTP initiations one contact may receive per 3 minutes.
+        oidc_issuers: OIDC issuer URLs whose ID tokens logins accept (``WALLETD_OIDC_ISSUERS``).
+        oidc_allow: Hosts/CIDRs that OIDC discovery, JWKS and OAuth 2.0 token requests may
+            reach over plain http or private addresses (``WALLETD_OIDC_ALLOW``).
+        oauth2_endpoints: ``(name, url)`` overrides of the OAuth 2.0 providers' token and
+            user endpoints (``WALLETD_OAUTH2_<PROVIDER>_{TOKEN,USERINFO}_URL``).
         rate_limit_url: Where rate-limit state lives (``WALLETD_RATE_LIMIT_URL``):
             ``redis://…`` (shared by every ingress process) or ``memory://`` (one process).
             Empty: the broker's Redis when the broker is Redis, else ``memory://``; see
             :attr:`effective_rate_limit_url`.
+        smtp_url: ``smtp://[user:pass@]host:port[?starttls=true]`` or ``smtps://…`` for
+            one-time codes and links (``WALLETD_SMTP_URL``; empty: write to the outbox dir).
+        email_from: Default sender address (``WALLETD_EMAIL_FROM``).
+        sms_url / sms_account_sid / sms_auth_token / sms_from: A Twilio-compatible REST API
+            (``WALLETD_SMS_URL``, ``_ACCOUNT_SID``, ``_AUTH_TOKEN``, ``_FROM``; empty URL:
+            write to the outbox dir).
         rate_limit_address_rps / rate_limit_organization_rps / rate_limit_sub_organization_rps:
             Requests per second allowed per client address, per organization (with all of
             its sub-organizations) and per sub-organization (``WALLETD_RATE_LIMIT_*_RPS``;
@@ -102,17 +121,6 @@ class Settings:
             (0: none). The ingress and ``walletd up`` serve them on the API port.
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
-        oidc_issuers: OIDC issuer URLs whose ID tokens logins accept (``WALLETD_OIDC_ISSUERS``).
-        oidc_allow: Hosts/CIDRs that OIDC discovery, JWKS and OAuth 2.0 token requests may
-            reach over plain http or private addresses (``WALLETD_OIDC_ALLOW``).
-        oauth2_endpoints: ``(name, url)`` overrides of the OAuth 2.0 providers' token and
-            user endpoints (``WALLETD_OAUTH2_<PROVIDER>_{TOKEN,USERINFO}_URL``).
-        smtp_url: ``smtp://[user:pass@]host:port[?starttls=true]`` or ``smtps://…`` for
-            one-time codes and links (``WALLETD_SMTP_URL``; empty: write to the outbox dir).
-        email_from: Default sender address (``WALLETD_EMAIL_FROM``).
-        sms_url / sms_account_sid / sms_auth_token / sms_from: A Twilio-compatible REST API
-            (``WALLETD_SMS_URL``, ``_ACCOUNT_SID``, ``_AUTH_TOKEN``, ``_FROM``; empty URL:
-            write to the outbox dir).
     """
 
     data_dir: Path = Path("./data")
@@ -132,7 +140,23 @@ class Settings:
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
     log_level: str = "INFO"
+    auth_proxy_port: int = 0
+    api_url: str = ""
+    auth_proxy_key_file: str = ""
+    auth_proxy_public_key: str = ""
+    auth_proxy_config_ttl_s: int = 5
+    auth_proxy_rate_address: int = 120
+    auth_proxy_rate_contact: int = 3
+    oidc_issuers: tuple[str, ...] = DEFAULT_OIDC_ISSUERS
+    oidc_allow: tuple[str, ...] = ()
+    oauth2_endpoints: tuple[tuple[str, str], ...] = ()
     rate_limit_url: str = ""
+    smtp_url: str = field(default="", repr=False)
+    email_from: str = "walletd <no-reply@localhost>"
+    sms_url: str = ""
+    sms_account_sid: str = ""
+    sms_auth_token: str = field(default="", repr=False)
+    sms_from: str = ""
     rate_limit_address_rps: float = 1000
     rate_limit_organization_rps: float = 2000
     rate_limit_sub_organization_rps: float = 200
@@ -141,15 +165,6 @@ class Settings:
     log_format: Literal["text", "json"] = "text"
     metrics_port: int = 0
     shutdown_timeout_s: int = 30
-    oidc_issuers: tuple[str, ...] = DEFAULT_OIDC_ISSUERS
-    oidc_allow: tuple[str, ...] = ()
-    oauth2_endpoints: tuple[tuple[str, str], ...] = ()
-    smtp_url: str = field(default="", repr=False)
-    email_from: str = "walletd <no-reply@localhost>"
-    sms_url: str = ""
-    sms_account_sid: str = ""
-    sms_auth_token: str = field(default="", repr=False)
-    sms_from: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -179,7 +194,24 @@ class Settings:
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
+            auth_proxy_port=_int(e, "WALLETD_AUTH_PROXY_PORT", 0),
+            api_url=e.get("WALLETD_API_URL", ""),
+            auth_proxy_key_file=e.get("WALLETD_AUTH_PROXY_KEY_FILE", ""),
+            auth_proxy_public_key=e.get("WALLETD_AUTH_PROXY_PUBLIC_KEY", ""),
+            auth_proxy_config_ttl_s=_int(e, "WALLETD_AUTH_PROXY_CONFIG_TTL_S", 5),
+            auth_proxy_rate_address=_int(e, "WALLETD_AUTH_PROXY_RATE_ADDRESS", 120),
+            auth_proxy_rate_contact=_int(e, "WALLETD_AUTH_PROXY_RATE_CONTACT", 3),
+            oidc_issuers=_list(e, "WALLETD_OIDC_ISSUERS", DEFAULT_OIDC_ISSUERS),
+            oidc_allow=_list(e, "WALLETD_OIDC_ALLOW"),
+            oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
+                                   if e.get(f"WALLETD_OAUTH2_{n}")),
             rate_limit_url=e.get("WALLETD_RATE_LIMIT_URL", ""),
+            smtp_url=e.get("WALLETD_SMTP_URL", ""),
+            email_from=e.get("WALLETD_EMAIL_FROM", "walletd <no-reply@localhost>"),
+            sms_url=e.get("WALLETD_SMS_URL", ""),
+            sms_account_sid=e.get("WALLETD_SMS_ACCOUNT_SID", ""),
+            sms_auth_token=e.get("WALLETD_SMS_AUTH_TOKEN", ""),
+            sms_from=e.get("WALLETD_SMS_FROM", ""),
             rate_limit_address_rps=_float(e, "WALLETD_RATE_LIMIT_ADDRESS_RPS", 1000),
             rate_limit_organization_rps=_float(e, "WALLETD_RATE_LIMIT_ORGANIZATION_RPS", 2000),
             rate_limit_sub_organization_rps=_float(e, "WALLETD_RATE_LIMIT_SUB_ORGANIZATION_RPS",
@@ -189,16 +221,6 @@ class Settings:
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
-            oidc_issuers=_list(e, "WALLETD_OIDC_ISSUERS", DEFAULT_OIDC_ISSUERS),
-            oidc_allow=_list(e, "WALLETD_OIDC_ALLOW"),
-            oauth2_endpoints=tuple((n, e[f"WALLETD_OAUTH2_{n}"]) for n in OAUTH2_ENDPOINT_NAMES
-                                   if e.get(f"WALLETD_OAUTH2_{n}")),
-            smtp_url=e.get("WALLETD_SMTP_URL", ""),
-            email_from=e.get("WALLETD_EMAIL_FROM", "walletd <no-reply@localhost>"),
-            sms_url=e.get("WALLETD_SMS_URL", ""),
-            sms_account_sid=e.get("WALLETD_SMS_ACCOUNT_SID", ""),
-            sms_auth_token=e.get("WALLETD_SMS_AUTH_TOKEN", ""),
-            sms_from=e.get("WALLETD_SMS_FROM", ""),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -242,3 +264,19 @@ class Settings:
             return self.base_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def effective_auth_proxy_port(self) -> int:
+        """The auth proxy's port (the API port + 1 unless set)."""
+        return self.auth_proxy_port or self.port + 1
+
+    @property
+    def effective_auth_proxy_url(self) -> str:
+        """The URL browsers reach the auth proxy at."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.effective_auth_proxy_port}"
+
+    @property
+    def effective_api_url(self) -> str:
+        """The public API's URL as the auth proxy calls it."""
+        return (self.api_url or self.effective_base_url).rstrip("/")

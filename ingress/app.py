@@ -14,7 +14,7 @@ from infra.activities import registry
 from infra.bootstrap import Services
 from ingress import errors
 from ingress.middleware import Cors, RateLimit, RequestContext
-from ingress.resources import webhooks
+from ingress.resources import auth_proxy, dashboard, webhooks
 from ingress.resources.api import QueryResource, SubmitResource
 from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
@@ -39,6 +39,8 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
     app.add_route("/public/v1/openapi.json", OpenApiResource())
     webhooks.add(app, services)
+    auth_proxy.add(app, services)
+    dashboard.add(app, services)
     for add in ROUTES:
         add(app, services)
     errors.register(app)

@@ -4,6 +4,7 @@ Commands:
     up          embedded default: SQLite under the data dir, in-process broker and worker
                 threads, the API on one port (creates the root organization on first start)
     ingress     the public API under gunicorn (production)
+    auth-proxy  the auth proxy under gunicorn (production; `up` serves it on the API port + 1)
     worker      dramatiq worker processes for the given queues (production)
     health      exit 0 when a running role answers its health check (container probes)
     migrate     bring the database schema up to date
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from infra.authproxy.keys import ensure_key_file
 from infra.bootstrap import bootstrap
 from infra.db.migrate import upgrade
 from infra.identity.root import KEY_FILE, ensure_root
@@ -36,8 +38,9 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
 
 
 def _register_extra_commands() -> None:
-    from walletd import health, keys, webhooks
+    from walletd import dashboard, health, keys, webhooks
 
+    EXTRA_COMMANDS.setdefault("dashboard-link", dashboard.COMMAND)
     EXTRA_COMMANDS.setdefault("health", health.COMMAND)
     EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
     EXTRA_COMMANDS.setdefault("webhooks", webhooks.COMMAND)
@@ -57,6 +60,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["port"] = args.port
     if getattr(args, "host", None):
         changes["host"] = args.host
+    if getattr(args, "auth_proxy_port", None):
+        changes["auth_proxy_port"] = args.auth_proxy_port
     from pathlib import Path
 
     if "data_dir" in changes:
@@ -90,6 +95,7 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     services = bootstrap(settings, "cli")
     path = ensure_root(services)
     print(f"root API key written to {path}" if path else "an organization exists already")
+    print(f"auth proxy public key: {ensure_key_file(settings)}")
     return 0
 
 
@@ -97,6 +103,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+    from authproxy.app import create_app as create_proxy_app
     from ingress.app import create_app
     from walletd.processes import declare_all, start_workers
 
@@ -104,6 +111,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
     created = ensure_root(services)
+    ensure_key_file(settings)
     key_file = settings.data_dir / KEY_FILE
     print(("created root organization; " if created else "") + f"root API key: {key_file}",
           flush=True)
@@ -122,12 +130,17 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
     httpd = make_server(settings.host, settings.port, app, server_class=Server,
                         handler_class=QuietHandler)
+    proxyd = make_server(settings.host, settings.effective_auth_proxy_port,
+                         create_proxy_app(settings), server_class=Server, handler_class=QuietHandler)
     print(f"walletd listening on {settings.effective_base_url}", flush=True)
-    serving = threading.Thread(target=httpd.serve_forever, daemon=True)
-    serving.start()
+    print(f"auth proxy listening on {settings.effective_auth_proxy_url}", flush=True)
+    print(f"dashboard: {settings.effective_base_url}/dashboard", flush=True)
+    for server in (httpd, proxyd):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         _wait_for_signal()
     finally:
+        proxyd.shutdown()
         stop.set()
         closing = threading.Thread(target=httpd.shutdown)
         closing.start()
@@ -166,6 +179,32 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
         Ingress().run()
     finally:
         multiprocess.forget_dir(metrics_dir)
+    return 0
+
+
+def cmd_auth_proxy(args: argparse.Namespace, settings: Settings) -> int:
+    from gunicorn.app.base import BaseApplication
+
+    from authproxy.app import create_app
+
+    print(f"auth proxy public key: {ensure_key_file(settings)}", flush=True)
+    if args.init_key:
+        return 0
+
+    class AuthProxy(BaseApplication):
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{settings.host}:{settings.effective_auth_proxy_port}")
+            self.cfg.set("workers", args.workers or settings.http_workers)
+            self.cfg.set("threads", args.threads or settings.http_threads)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("accesslog", None)
+            self.cfg.set("graceful_timeout", 10)
+            self.cfg.set("keepalive", 5)
+
+        def load(self) -> Any:
+            return create_app(settings)
+
+    AuthProxy().run()
     return 0
 
 
@@ -253,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--data-dir")
     up.add_argument("--port", type=int)
     up.add_argument("--host")
+    up.add_argument("--auth-proxy-port", type=int, dest="auth_proxy_port",
+                    help="port of the auth proxy (default: the API port + 1)")
     up.set_defaults(run=cmd_up)
     ing = sub.add_parser("ingress", help="the public API under gunicorn")
     ing.add_argument("--port", type=int)
@@ -260,6 +301,15 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--workers", type=int)
     ing.add_argument("--threads", type=int)
     ing.set_defaults(run=cmd_ingress)
+    prx = sub.add_parser("auth-proxy", help="the auth proxy under gunicorn (reaches the API at "
+                         "WALLETD_API_URL)")
+    prx.add_argument("--port", type=int, dest="auth_proxy_port")
+    prx.add_argument("--host")
+    prx.add_argument("--workers", type=int)
+    prx.add_argument("--threads", type=int)
+    prx.add_argument("--init-key", action="store_true",
+                     help="create the proxy key file if missing, print its public half, exit")
+    prx.set_defaults(run=cmd_auth_proxy)
     wrk = sub.add_parser("worker", help="dramatiq worker processes")
     wrk.add_argument("--queues", help=f"comma-separated, default all: {','.join(queues.ALL)}")
     wrk.add_argument("--processes", type=int)

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.authproxy.signup import spend_signup_token
 from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.errors import InvalidRequest
 from infra.identity.users import UserParams, check_user, create_user
@@ -43,6 +44,8 @@ class Params(WireModel):
     disable_email_auth: bool | None = None
     disable_sms_auth: bool | None = None
     disable_otp_email_auth: bool | None = None
+    verification_token: str | None = None
+    client_signature: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _threshold(self) -> Params:
@@ -72,6 +75,9 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    if params.verification_token:
+        spend_signup_token(ctx, params.verification_token, params.client_signature,
+                           params.root_users)
     sub = Organization(
         name=params.sub_organization_name,
         parent_id=ctx.organization_id,

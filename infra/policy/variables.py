@@ -21,7 +21,8 @@ _VERSION_SUFFIX = re.compile(r"_V\d+$")
 # Root-quorum activities are not policy-governed and have no kind (PROTOCOL.md §8.4).
 ROOT_QUORUM_KINDS = frozenset(
     {"UPDATE_ROOT_QUORUM", "SET_ORGANIZATION_FEATURE", "REMOVE_ORGANIZATION_FEATURE",
-     "UPDATE_ORGANIZATION_NAME"}
+     "UPDATE_ORGANIZATION_NAME", "ENABLE_AUTH_PROXY", "DISABLE_AUTH_PROXY",
+     "UPDATE_AUTH_PROXY_CONFIG"}
 )  # fmt: skip
 
 _TABLE: dict[tuple[str, str], tuple[str, ...]] = {

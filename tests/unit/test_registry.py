@@ -68,12 +68,13 @@ def test_foundation_queries_are_registered() -> None:
 def test_root_quorum_only_specs_and_the_engines_kinds_agree() -> None:
     """The engine's ROOT_QUORUM_KINDS and the ``root_quorum_only`` spec flags name the same
     activities (PROTOCOL.md §8.4: UPDATE_ROOT_QUORUM, SET/REMOVE_ORGANIZATION_FEATURE,
-    UPDATE_ORGANIZATION_NAME)."""
+    UPDATE_ORGANIZATION_NAME; the auth proxy's configuration follows the features' rule)."""
     from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind
 
     flagged = {activity_kind(v.type) for s in SPECS if s.root_quorum_only for v in s.versions}
     assert flagged == ROOT_QUORUM_KINDS == {
         "UPDATE_ROOT_QUORUM", "SET_ORGANIZATION_FEATURE", "REMOVE_ORGANIZATION_FEATURE",
-        "UPDATE_ORGANIZATION_NAME"}
+        "UPDATE_ORGANIZATION_NAME", "ENABLE_AUTH_PROXY", "DISABLE_AUTH_PROXY",
+        "UPDATE_AUTH_PROXY_CONFIG"}
     unflagged = {activity_kind(v.type) for s in SPECS if not s.root_quorum_only for v in s.versions}
     assert not unflagged & ROOT_QUORUM_KINDS

@@ -1,0 +1,46 @@
+// The public API as the dashboard calls it: every request stamped in this browser.
+import { apiKeyStamp } from "./stamp.js";
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body && body.message ? body.message : `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export async function post(path, data, stamper) {
+  const body = JSON.stringify(data);
+  const [name, value] = await stamper(body);
+  const response = await fetch(path, { method: "POST", body,
+    headers: { "Content-Type": "application/json", [name]: value } });
+  const payload = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(response.status, payload);
+  return payload;
+}
+
+export class Api {
+  constructor(session) {
+    this.session = session; // {key, organizationId, userId}
+  }
+
+  stamper() {
+    return (body) => apiKeyStamp(this.session.key, body);
+  }
+
+  query(name, extra = {}) {
+    return post(`/public/v1/query/${name}`,
+      { organizationId: this.session.organizationId, ...extra }, this.stamper());
+  }
+
+  async submit(name, type, parameters) {
+    const answer = await post(`/public/v1/submit/${name}`, {
+      type, timestampMs: String(Date.now()), organizationId: this.session.organizationId,
+      parameters }, this.stamper());
+    const activity = answer.activity;
+    if (activity.status !== "ACTIVITY_STATUS_COMPLETED") {
+      return { activity, result: null };
+    }
+    return { activity, result: Object.values(activity.result || {})[0] || {} };
+  }
+}

@@ -1,0 +1,77 @@
+"""The production shape: ``walletd auth-proxy`` under gunicorn with two worker processes,
+beside gunicorn ingress and separate workers on PostgreSQL, sharing Redis for the rate
+limits and for configuration changes."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.auth_proxy.conftest import Proxied, new_tenant
+from tests.support import services
+from tests.support.deployment import Deployment, free_port
+from tests.support.mailboxes import SmsApi, start_smtp
+
+APP = "https://app.example.com"
+
+
+@pytest.fixture(scope="module")
+def production_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
+    db = services.create_database()
+    redis = services.redis_url()
+    controller, mailbox, smtp_port = start_smtp()
+    sms = SmsApi().start()
+    port = free_port()
+    dep = Deployment.production(Path(tmp_path_factory.mktemp("proxy-prod")), db, redis, extra_env={
+        "WALLETD_RATE_LIMIT_URL": redis, "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600",
+        "WALLETD_AUTH_PROXY_PORT": str(port), "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}"})
+    try:
+        dep.env["WALLETD_API_URL"] = dep.base_url
+        dep._spawn("auth-proxy", [sys.executable, "-m", "walletd", "auth-proxy", "--workers", "2",
+                                  "--threads", "4"])
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, dep.log("auth-proxy")
+            time.sleep(0.3)
+        yield Proxied(dep, url, mailbox, sms)
+    finally:
+        dep.stop()
+        sms.stop()
+        controller.stop()
+        services.drop_database(db)
+
+
+def test_changes_reach_every_proxy_process(production_proxy: Proxied) -> None:
+    tenant = new_tenant(production_proxy.dep)
+    evil = "https://evil.example"
+    # Several requests: both gunicorn workers cache the configuration.
+    assert {production_proxy.call("wallet_kit_config", {}, tenant.config_id, origin=evil)
+            .status_code for _ in range(8)} == {200}
+    tenant.update(allowedOrigins=[APP])
+    deadline = time.monotonic() + 20
+    while production_proxy.call("wallet_kit_config", {}, tenant.config_id,
+                                 origin=evil).status_code != 403:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    answers = {production_proxy.call("wallet_kit_config", {}, tenant.config_id, origin=evil)
+               .status_code for _ in range(12)}
+    assert answers == {403}  # no worker kept the old copy (the cache lives 10 minutes)
+
+
+def test_the_contact_limit_is_shared_by_the_processes(production_proxy: Proxied) -> None:
+    tenant = new_tenant(production_proxy.dep)
+    body = {"otpType": "OTP_TYPE_EMAIL", "contact": "shared@example.com"}
+    answers = [production_proxy.call("otp_init", body, tenant.config_id).status_code
+               for _ in range(6)]
+    assert answers[:3] == [200, 200, 200] and set(answers[3:]) == {429}, answers
