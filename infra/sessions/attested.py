@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from infra.auth.attested import SCHEMES, AttestedScheme, AttestedStamp, body_type
@@ -22,7 +22,7 @@ from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.organizations import User
 from infra.errors import Unauthenticated
 from infra.identity.ancestry import organization_chain
-from infra.sessions.tokens import email_forms, p256_public_key
+from infra.sessions.tokens import p256_public_key
 from infra.sessions.verification import fingerprint_of, record_token_use, verify_token
 
 SCHEME: Final = "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN"
@@ -43,7 +43,8 @@ def _unverified_claims(token: str) -> dict[str, Any]:
 def _users_with_contact(verification_type: str, contact: str) -> Select[str, str]:
     if verification_type == "OTP_TYPE_SMS":
         return select(User.organization_id, User.id).where(User.phone_number == contact)
-    return select(User.organization_id, User.id).where(User.email.in_(email_forms(contact)))
+    return select(User.organization_id, User.id).where(
+        func.lower(User.email) == contact.strip().lower())
 
 
 def holders(stamp: AttestedStamp) -> Select[str]:

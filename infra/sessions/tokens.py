@@ -17,7 +17,7 @@ from bip_utils import Base58Encoder
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from infra.crypto import hpke
@@ -167,12 +167,6 @@ def expires_in(now: datetime, seconds: int) -> datetime:
 # --- org resolution for logins -----------------------------------------------------------
 
 
-def email_forms(email: str) -> list[str]:
-    """The stored forms an address may have: as given and lower-cased (index-friendly)."""
-    given = email.strip()
-    return sorted({given, given.lower()})
-
-
 @dataclass(frozen=True)
 class LoginTarget:
     """The user a login is for, and that user's own organization."""
@@ -199,7 +193,10 @@ def resolve_login_user(session: Session, organization_id: str, *, email: str | N
     """
     condition: ColumnElement[bool]
     if email is not None:
-        rows = select(User.organization_id, User.id).where(User.email.in_(email_forms(email)))
+        # Case-insensitive: a verification token may carry the address lower-cased while
+        # the user was stored as typed (a sign-up as "Ann@…", a login as "ann@…").
+        rows = select(User.organization_id, User.id).where(
+            func.lower(User.email) == email.strip().lower())
         noun = "email"
     elif phone_number is not None:
         rows = select(User.organization_id, User.id).where(User.phone_number == phone_number)
