@@ -12,6 +12,7 @@ COPY ingress ./ingress
 COPY workers ./workers
 COPY consensus ./consensus
 COPY notifier ./notifier
+COPY authproxy ./authproxy
 COPY walletd ./walletd
 RUN python -m venv /opt/walletd \
     && /opt/walletd/bin/pip install --no-cache-dir .

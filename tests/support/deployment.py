@@ -66,9 +66,11 @@ class Deployment:
     def embedded(cls, workdir: Path, extra_env: dict[str, str] | None = None) -> Deployment:
         port = free_port()
         data = workdir / "data"
+        # The auth proxy's default port (API port + 1) may belong to another test's server:
+        # a free port of its own unless the test chose one.
         env = _env({"WALLETD_DATA_DIR": str(data), "WALLETD_PORT": str(port),
                     "WALLETD_BROKER_URL": "memory://", "WALLETD_SWEEP_INTERVAL_S": "1",
-                    "WALLETD_SWEEP_GRACE_S": "4",
+                    "WALLETD_SWEEP_GRACE_S": "4", "WALLETD_AUTH_PROXY_PORT": str(free_port()),
                     **(extra_env or {})})
         dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
         dep._spawn("up", [*WALLETD, "up", "--data-dir", str(data), "--port", str(port)])
