@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -39,6 +38,7 @@ from turnkey_sdk_types import (
 
 from infra.crypto import bundles, hpke
 from tests.support.deployment import Deployment, Key
+from tests.support.interop import unavailable
 from tests.support.keys import TestKey as StampKey
 from tests.support.keys import make_key
 from tests.support.mailboxes import Mailbox, SmsApi, code_in, html_part, start_smtp, text_part
@@ -557,20 +557,16 @@ INTEROP = Path(__file__).resolve().parents[1] / "interop"
 def node() -> str:
     exe, npm = shutil.which("node"), shutil.which("npm")
     if not exe or not npm:
-        _unavailable("node/npm not installed")
+        unavailable("node/npm not installed")
     if not (INTEROP / "node_modules" / "@turnkey" / "core").is_dir():
         done = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=INTEROP,
                               capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
-            _unavailable(f"npm install failed: {done.stderr[-300:]}")
+            unavailable(f"npm install failed: {done.stderr[-300:]}")
     assert exe is not None
     return exe
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason + " (CI=true requires the Turnkey JS interop tests)")
-    pytest.skip(reason)
 
 
 def _js(node: str, **request: object) -> object:
