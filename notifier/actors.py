@@ -1,38 +1,54 @@
-"""The ``deliver_webhook(delivery_id)`` actor: one attempt of one outbox row.
+"""The ``deliver_webhook(delivery_id)`` actor: attempts of the outbox rows of one endpoint.
 
-The row, not the message, is the truth. An attempt:
+The row, not the message, is the truth. A message starts a *run* on the row's endpoint:
 
-1. leases the row with one conditional UPDATE (``sending_until``/``sending_token``): only a
-   due, unleased ``PENDING`` row can be leased, so a redelivered or duplicated message never
-   sends a delivery that already succeeded or failed, and two copies cannot send at once;
-2. reads the endpoint's URL and health, and commits the lease;
-3. signs afresh (new timestamp, same event id) and POSTs once (``notifier.delivery``) outside
-   any transaction;
-4. records the attempt, moves the row by the retry schedule and, when a retry is due later,
-   sends itself again with a broker delay after commit; updates the endpoint's health and
-   disables an endpoint that has failed for days.
+1. a cheap read of the row says whether there is anything to do (a stray or late copy of a
+   message costs one SELECT); a run needs one of this process's slots for the endpoint;
+2. the row is leased with one conditional UPDATE (``sending_until``/``sending_token``): only a
+   due, unleased ``PENDING`` row whose endpoint has room (:func:`endpoint_has_room`, checked
+   under an advisory lock on PostgreSQL) can be leased, so a redelivered or duplicated message
+   never sends a delivery that already succeeded or failed, and two copies cannot send at once;
+3. the row is signed afresh (new timestamp, same event id) and POSTed once over the
+   endpoint's kept-alive connections (``notifier.delivery``), outside any transaction;
+4. one transaction records the attempt and moves the row by the retry schedule and, in the
+   same statement order every time (this row by id, then the attempt, then at most one other
+   row of the endpoint with ``SKIP LOCKED``), leases the endpoint's next due row, which the run
+   sends next (step 3). Nothing in it waits for a lock held by a transaction that could wait
+   for this one, so it cannot deadlock; a deadlock or serialization failure all the same, or a
+   lost connection, is retried in place (the receiver's answer is never dropped for it);
+5. after a time budget the run hands the endpoint's next due row to the broker instead
+   (fairness between endpoints: the message queues behind the others') and ends.
+
+The endpoint's health (``failing_since``) is written after the record commits, in a
+transaction of its own, and only when it changes state; a failure right after a success seen
+by this process is not written (a flapping endpoint costs one write a minute, not one per
+attempt). The first success of a failing endpoint makes its waiting deliveries due at once,
+so a backlog drains at the receiver's pace as soon as it answers again.
 
 If the process dies during step 3 the lease expires and the relay (``notifier.sweeper``)
 dispatches the row again: the receiver may then see the event twice, with the same event id
-(at-least-once, as every webhook system documents).
+(at-least-once, as every webhook system documents). Nothing else sends an event twice.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import dramatiq
-from sqlalchemy import or_, text, update
+from sqlalchemy import insert, or_, select, text, update
+from sqlalchemy.exc import DBAPIError
 
 from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.messaging import contracts, queues
-from infra.pipeline.execute import MAX_RETRIES, retry_when
+from infra.pipeline.execute import MAX_RETRIES, is_transient, retry_when
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
 from infra.webhooks.extension import KEYRING
@@ -48,13 +64,11 @@ from infra.webhooks.schedule import (
     failing_too_long,
 )
 from infra.webhooks.signing import sign_delivery
-from notifier.delivery import AttemptRecord, DeliveryConfig, attempt_delivery
+from notifier.delivery import AttemptRecord, DeliveryConfig, Transports, attempt_delivery
 from notifier.dispatch import (
     MAX_IN_FLIGHT_PER_ENDPOINT,
-    dispatch_due,
     endpoint_has_room,
     in_flight_cap,
-    sender,
 )
 
 log = logging.getLogger(__name__)
@@ -65,6 +79,72 @@ EARLY_SLACK = timedelta(seconds=1)
 LEASE_MARGIN = timedelta(seconds=10)
 #: Namespace of the PostgreSQL advisory locks that serialize claims per endpoint.
 _CLAIM_LOCK_SPACE = 0x57484B31
+#: How long one run keeps sending an endpoint's due rows before handing on through the broker.
+RUN_BUDGET_S = 2.0
+#: How long an endpoint's URL and state read by a run are used before being read again.
+ENDPOINT_FRESH_S = 1.0
+#: A failure within this long after a success seen by this process does not mark the endpoint
+#: failing (``failing_since`` is then at most this late, against days before a disable).
+HEALTH_QUIET_S = 60.0
+#: How long recording an outcome is retried in place on deadlocks and lost connections
+#: (a PostgreSQL restart) before giving up (the lease then expires; the relay sends again).
+RECORD_RETRY_S = 60.0
+#: SQLSTATEs of a deadlock and a serialization failure.
+_RETRY_STATES = frozenset({"40P01", "40001"})
+
+T = TypeVar("T")
+
+
+class EndpointSlots:
+    """Runs of this process per endpoint, at most ``cap`` at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken: dict[str, int] = {}
+
+    def take(self, endpoint_id: str, cap: int) -> bool:
+        with self._lock:
+            if self._taken.get(endpoint_id, 0) >= cap:
+                return False
+            self._taken[endpoint_id] = self._taken.get(endpoint_id, 0) + 1
+            return True
+
+    def release(self, endpoint_id: str) -> None:
+        with self._lock:
+            left = self._taken.get(endpoint_id, 0) - 1
+            if left > 0:
+                self._taken[endpoint_id] = left
+            else:
+                self._taken.pop(endpoint_id, None)
+
+
+@dataclass
+class _Health:
+    """What this process knows of one endpoint's health."""
+
+    failing_since: datetime | None = None
+    known: bool = False
+    last_success: float = float("-inf")
+
+
+class HealthMemory:
+    """Per endpoint: whether it is marked failing, as last written or read by this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_endpoint: dict[str, _Health] = {}
+
+    def get(self, endpoint_id: str) -> _Health:
+        with self._lock:
+            health = self._by_endpoint.get(endpoint_id)
+            if health is None:
+                health = self._by_endpoint[endpoint_id] = _Health()
+            return health
+
+    def observe(self, endpoint_id: str, failing_since: datetime | None) -> None:
+        """The endpoint's row as just read."""
+        health = self.get(endpoint_id)
+        health.failing_since, health.known = failing_since, True
 
 
 @dataclass
@@ -79,6 +159,14 @@ class Notifier:
     resolver: Resolver = system_resolver
     disable_after_ms: int = DEFAULT_DISABLE_AFTER_MS
     max_in_flight: int = MAX_IN_FLIGHT_PER_ENDPOINT
+    run_budget_s: float = RUN_BUDGET_S
+    slots: EndpointSlots = field(default_factory=EndpointSlots)
+    health: HealthMemory = field(default_factory=HealthMemory)
+    transports: Transports | None = None
+
+    def __post_init__(self) -> None:
+        if self.transports is None:
+            self.transports = Transports(self.max_in_flight)
 
     @property
     def lease(self) -> timedelta:
@@ -96,6 +184,15 @@ class Notifier:
 
 
 @dataclass(frozen=True)
+class _Endpoint:
+    """An endpoint as a run read it."""
+
+    url: str
+    failing_since: datetime | None
+    read_at: float
+
+
+@dataclass(frozen=True)
 class _Claim:
     """What the leased row and its endpoint said when the lease was taken."""
 
@@ -109,44 +206,124 @@ class _Claim:
     schedule_attempts: int
     failing_since: datetime | None
     token: str
+    delivery_id: str = ""
+    endpoint_read_at: float = 0.0
 
 
-def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> str:
-    """Why a delivery could not be leased (the rare path: read it to explain).
+_LEASED_COLUMNS = (
+    WebhookDelivery.id,
+    WebhookDelivery.endpoint_id,
+    WebhookDelivery.body,
+    WebhookDelivery.event_id,
+    WebhookDelivery.event_type,
+    WebhookDelivery.subject_organization_id,
+    WebhookDelivery.attempts,
+    WebhookDelivery.schedule_attempts,
+)
+
+
+def _claim_of(row: Any, endpoint: _Endpoint, token: str) -> _Claim:
+    return _Claim(
+        url=endpoint.url,
+        body=row.body.encode("utf-8"),
+        event_id=row.event_id,
+        event_type=row.event_type,
+        subject_organization_id=row.subject_organization_id,
+        endpoint_id=row.endpoint_id,
+        attempts=row.attempts,
+        schedule_attempts=row.schedule_attempts,
+        failing_since=endpoint.failing_since,
+        token=token,
+        delivery_id=row.id,
+        endpoint_read_at=endpoint.read_at,
+    )
+
+
+def _retrying(what: str, work: Callable[[], T], *, budget_s: float = RECORD_RETRY_S) -> T:
+    """Run ``work`` (one whole transaction), again on deadlocks, serialization failures and
+    lost connections, for up to ``budget_s``."""
+    deadline = time.monotonic() + budget_s
+    pause = 0.05
+    while True:
+        try:
+            return work()
+        except DBAPIError as exc:
+            state = getattr(exc.orig, "sqlstate", None)
+            if not (state in _RETRY_STATES or is_transient(exc)) or time.monotonic() > deadline:
+                raise
+            log.warning("%s: %s; trying again", what, (state or type(exc.orig).__name__))
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+
+def _read_endpoint(notifier: Notifier, session: Any, endpoint_id: str) -> _Endpoint | None:
+    """The endpoint's URL and health if it is active (``None`` otherwise)."""
+    endpoint = session.get(WebhookEndpoint, endpoint_id)
+    if endpoint is None or not endpoint.is_active:
+        return None
+    notifier.health.observe(endpoint_id, endpoint.failing_since)
+    return _Endpoint(endpoint.url, endpoint.failing_since, time.monotonic())
+
+
+def _fail_inactive(session: Any, delivery_id: str, token: str) -> None:
+    session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.sending_token == token)
+        .values(
+            status=DeliveryState.FAILED.value,
+            last_error="endpoint is not active",
+            sending_until=None,
+            sending_token=None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+
+
+_PEEK = select(
+    WebhookDelivery.endpoint_id,
+    WebhookDelivery.status,
+    WebhookDelivery.next_attempt_at,
+    WebhookDelivery.sending_until,
+)
+
+
+def _peek(notifier: Notifier, delivery_id: str, at: datetime) -> str | tuple[str, str]:
+    """Whether a message's row is worth a claim: ``("claim", endpoint_id)`` or why not.
 
     A message that arrives before the row is due (clock skew between hosts, a stray copy)
-    is put back with the remaining delay rather than left to the relay's grace period. A due,
-    unleased row was refused because its endpoint is at its in-flight cap: its dispatch mark
-    is dropped and the relay (or the attempt that frees a slot) hands it on when there is room.
+    is put back with the remaining delay rather than left to the relay's grace period.
     """
-    session = uow.session
-    delivery = session.get(WebhookDelivery, delivery_id)
-    if delivery is None:
+    with notifier.services.session_factory() as session:
+        row = session.execute(_PEEK.where(WebhookDelivery.id == delivery_id)).first()
+    if row is None:
         return "missing"
-    if delivery.status != DeliveryState.PENDING.value:
+    if row.status != DeliveryState.PENDING.value:
         return "settled"
-    remaining = as_utc(delivery.next_attempt_at) - at
+    remaining = as_utc(row.next_attempt_at) - at
     if remaining > EARLY_SLACK:
         delay_ms = int(remaining.total_seconds() * 1000)
         contracts.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
         return "not due"
-    if delivery.sending_until is not None and as_utc(delivery.sending_until) >= at:
+    if row.sending_until is not None and as_utc(row.sending_until) >= at:
         return "busy"
-    # Due and unleased, yet not claimed: its endpoint has its cap of deliveries in flight.
-    # Drop the dispatch mark and leave it to the relay and to the attempt that frees a slot,
-    # which hand it on once the endpoint has room (it keeps its place in the line).
-    session.execute(
-        update(WebhookDelivery)
-        .where(
-            WebhookDelivery.id == delivery_id,
-            WebhookDelivery.status == DeliveryState.PENDING.value,
-            or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+    return ("claim", row.endpoint_id)
+
+
+def _give_back(notifier: Notifier, delivery_id: str, at: datetime) -> None:
+    """A due, unleased row refused for lack of room: drop its dispatch mark, so that the relay
+    or a run of its endpoint hands it on once there is room (it keeps its place in the line)."""
+    with notifier.services.uow() as uow:
+        uow.session.execute(
+            update(WebhookDelivery)
+            .where(
+                WebhookDelivery.id == delivery_id,
+                WebhookDelivery.status == DeliveryState.PENDING.value,
+                or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+            )
+            .values(dispatched_until=None)
+            .execution_options(synchronize_session=False)
         )
-        .values(dispatched_until=None)
-        .execution_options(synchronize_session=False)
-    )
-    uow.commit()
-    return "endpoint busy"
+        uow.commit()
 
 
 def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
@@ -185,48 +362,19 @@ def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
                 dispatched_until=None,
                 version=WebhookDelivery.version + 1,
             )
-            .returning(
-                WebhookDelivery.endpoint_id,
-                WebhookDelivery.body,
-                WebhookDelivery.event_id,
-                WebhookDelivery.event_type,
-                WebhookDelivery.subject_organization_id,
-                WebhookDelivery.attempts,
-                WebhookDelivery.schedule_attempts,
-            )
+            .returning(*_LEASED_COLUMNS)
             .execution_options(synchronize_session=False)
         ).first()
         if row is None:
-            return _why_not(notifier, uow, delivery_id, at)
-        endpoint = session.get(WebhookEndpoint, row.endpoint_id)
-        if endpoint is None or not endpoint.is_active:
-            session.execute(
-                update(WebhookDelivery)
-                .where(WebhookDelivery.id == delivery_id, WebhookDelivery.sending_token == token)
-                .values(
-                    status=DeliveryState.FAILED.value,
-                    last_error="endpoint is not active",
-                    sending_until=None,
-                    sending_token=None,
-                )
-                .execution_options(synchronize_session=False)
-            )
+            uow.session.rollback()
+            return "refused"
+        endpoint = _read_endpoint(notifier, session, row.endpoint_id)
+        if endpoint is None:
+            _fail_inactive(session, delivery_id, token)
             uow.commit()
             return "endpoint inactive"
-        claim = _Claim(
-            url=endpoint.url,
-            body=row.body.encode("utf-8"),
-            event_id=row.event_id,
-            event_type=row.event_type,
-            subject_organization_id=row.subject_organization_id,
-            endpoint_id=row.endpoint_id,
-            attempts=row.attempts,
-            schedule_attempts=row.schedule_attempts,
-            failing_since=endpoint.failing_since,
-            token=token,
-        )
         uow.commit()
-        return claim
+        return _claim_of(row, endpoint, token)
 
 
 def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
@@ -247,7 +395,30 @@ def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
         allow=notifier.allow,
         config=notifier.config,
         resolver=notifier.resolver,
+        transports=notifier.transports,
+        endpoint_id=claim.endpoint_id,
     )
+
+
+def _succeeded(record: AttemptRecord) -> bool:
+    return not record.refused and classify(record.status_code) is AttemptClass.SUCCESS
+
+
+def _health_change(notifier: Notifier, claim: _Claim, record: AttemptRecord, exhausted: bool) -> bool:
+    """Whether this outcome may change the endpoint's stored health (then
+    :func:`_update_health` runs): the common cases decide without a statement."""
+    health = notifier.health.get(claim.endpoint_id)
+    failing = health.failing_since if health.known else claim.failing_since
+    if _succeeded(record):
+        health.last_success = time.monotonic()
+        return failing is not None
+    if failing is None:
+        return time.monotonic() - health.last_success > HEALTH_QUIET_S
+    at_ms = now_ms()
+    since_ms = int(as_utc(failing).timestamp() * 1000)
+    if exhausted and at_ms - since_ms >= notifier.schedule.min_span_s * 1000:
+        return True
+    return failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms)
 
 
 def _update_health(
@@ -266,14 +437,16 @@ def _update_health(
     without a success for at least the schedule's minimum span (a day): otherwise an endpoint
     that gets no new events after its last delivery gave up would stay enabled forever.
 
-    Writes only when the health changes (first failure, first success after failures), so the
-    common path costs no extra statement.
+    Writes only when the health changes (first failure, first success after failures), each
+    a conditional UPDATE of the endpoint's row alone. The first success after failures also
+    makes the endpoint's deliveries that wait for a retry due now (those another transaction
+    holds are skipped: they keep their time).
     """
-    ok = not record.refused and classify(record.status_code) is AttemptClass.SUCCESS
-    if ok and claim.failing_since is None:
-        return
+    ok = _succeeded(record)
+    memory = notifier.health.get(claim.endpoint_id)
+    failing_since = memory.failing_since if memory.known else claim.failing_since
     endpoint_id = claim.endpoint_id
-    if ok or claim.failing_since is None:
+    if ok or failing_since is None:
         condition = (
             WebhookEndpoint.failing_since.is_not(None) if ok else WebhookEndpoint.failing_since.is_(None)
         )
@@ -283,8 +456,11 @@ def _update_health(
             .values(failing_since=None if ok else at)
             .execution_options(synchronize_session=False)
         )
+        memory.failing_since, memory.known = (None if ok else at), True
+        if ok:
+            _bring_forward(session, endpoint_id, at)
         return
-    since_ms = int(as_utc(claim.failing_since).timestamp() * 1000)
+    since_ms = int(as_utc(failing_since).timestamp() * 1000)
     at_ms = int(at.timestamp() * 1000)
     gave_up = exhausted and at_ms - since_ms >= notifier.schedule.min_span_s * 1000
     if not gave_up and not failing_too_long(since_ms, at_ms, disable_after_ms=notifier.disable_after_ms):
@@ -314,6 +490,42 @@ def _update_health(
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
+def _bring_forward(session: Any, endpoint_id: str, at: datetime) -> None:
+    """Make an endpoint's deliveries waiting for a retry due at ``at`` (it answers again)."""
+    waiting = (
+        select(WebhookDelivery.id)
+        .where(
+            WebhookDelivery.endpoint_id == endpoint_id,
+            WebhookDelivery.status == DeliveryState.PENDING.value,
+            WebhookDelivery.next_attempt_at > at,
+            or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+        )
+        .with_for_update(skip_locked=True)
+    )
+    session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(waiting.scalar_subquery()))
+        .values(next_attempt_at=at, dispatched_until=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _record_health(notifier: Notifier, claim: _Claim, record: AttemptRecord, exhausted: bool) -> None:
+    """The endpoint's health after an attempt, in a transaction of its own (rarely needed)."""
+    if not _health_change(notifier, claim, record, exhausted):
+        return
+
+    def work() -> None:
+        with notifier.services.uow() as uow:
+            _update_health(notifier, uow.session, claim, record, now(), exhausted=exhausted)
+            uow.commit()
+
+    try:
+        _retrying("recording an endpoint's health", work)
+    except Exception:
+        log.exception("could not record the health of webhook endpoint %s", claim.endpoint_id)
+
+
 def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[dict[str, Any], int | None]:
     """The delivery row's new values after an attempt, and the retry delay (ms) if any."""
     values: dict[str, Any] = {
@@ -334,24 +546,90 @@ def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[
     return values, max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
 
 
-def _attempt_row(
+def _attempt_values(
     delivery_id: str, claim: _Claim, record: AttemptRecord, outcome: str, at: datetime
-) -> WebhookAttempt:
-    return WebhookAttempt(
-        delivery_id=delivery_id,
-        number=claim.attempts + 1,
-        started_at=datetime.fromtimestamp(record.started_at_ms / 1000, tz=at.tzinfo),
-        latency_ms=record.latency_ms,
-        status_code=record.status_code,
-        response_excerpt=record.response_excerpt,
-        error=record.error,
-        address=record.address,
-        outcome=outcome,
+) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "delivery_id": delivery_id,
+        "number": claim.attempts + 1,
+        "started_at": datetime.fromtimestamp(record.started_at_ms / 1000, tz=at.tzinfo),
+        "latency_ms": record.latency_ms,
+        "status_code": record.status_code,
+        "response_excerpt": record.response_excerpt,
+        "error": record.error,
+        "address": record.address,
+        "outcome": outcome,
+    }
+
+
+def _due_of_endpoint(endpoint_id: str, at: datetime) -> Any:
+    """The endpoint's next due, unleased row, skipping rows another transaction holds."""
+    return (
+        select(WebhookDelivery.id)
+        .where(
+            WebhookDelivery.endpoint_id == endpoint_id,
+            WebhookDelivery.status == DeliveryState.PENDING.value,
+            WebhookDelivery.next_attempt_at <= at,
+            or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
+        )
+        .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
     )
 
 
-def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: AttemptRecord) -> str:
-    """Store the attempt and move the row, if this attempt still holds the lease."""
+def _lease_next(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -> _Claim | None:
+    """Lease the endpoint's next due row for this run (it keeps the slot it had)."""
+    token = new_id()
+    row = session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == _due_of_endpoint(claim.endpoint_id, at))
+        .values(
+            sending_until=at + notifier.lease,
+            sending_token=token,
+            dispatched_until=None,
+            version=WebhookDelivery.version + 1,
+        )
+        .returning(*_LEASED_COLUMNS)
+        .execution_options(synchronize_session=False)
+    ).first()
+    if row is None:
+        return None
+    if time.monotonic() - claim.endpoint_read_at < ENDPOINT_FRESH_S:
+        endpoint: _Endpoint | None = _Endpoint(claim.url, claim.failing_since, claim.endpoint_read_at)
+    else:
+        endpoint = _read_endpoint(notifier, session, claim.endpoint_id)
+    if endpoint is None:
+        _fail_inactive(session, row.id, token)
+        return None
+    return _claim_of(row, endpoint, token)
+
+
+def _hand_on(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -> str | None:
+    """Mark the endpoint's next due row dispatched; its id, to send after the commit."""
+    handed = session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == _due_of_endpoint(claim.endpoint_id, at))
+        .values(dispatched_until=at + notifier.dispatch_grace)
+        .returning(WebhookDelivery.id)
+        .execution_options(synchronize_session=False)
+    ).scalar()
+    return str(handed) if handed is not None else None
+
+
+def _record(
+    notifier: Notifier,
+    delivery_id: str,
+    claim: _Claim,
+    record: AttemptRecord,
+    *,
+    go_on: bool = False,
+) -> tuple[str, _Claim | None]:
+    """Store the attempt and move the row, if this attempt still holds the lease; then lease
+    the endpoint's next due row (``go_on``) or hand it to the broker. Returns the outcome and
+    the next claim, if any."""
     at = now()
     decision = decide(
         notifier.schedule,
@@ -364,57 +642,89 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
     )
     values, delay_ms = _row_changes(notifier, decision, at)
     values.update(last_status_code=record.status_code, last_error=record.error or None)
-    with notifier.services.uow() as uow:
-        session = uow.session
-        moved = session.execute(
-            update(WebhookDelivery)
-            .where(
-                WebhookDelivery.id == delivery_id,
-                WebhookDelivery.sending_token == claim.token,
-                WebhookDelivery.status == DeliveryState.PENDING.value,
+    broker = notifier.services.broker
+    tries = [0]
+
+    def work() -> tuple[str, _Claim | None]:
+        tries[0] += 1
+        with notifier.services.uow() as uow:
+            session = uow.session
+            moved = session.execute(
+                update(WebhookDelivery)
+                .where(
+                    WebhookDelivery.id == delivery_id,
+                    WebhookDelivery.sending_token == claim.token,
+                    WebhookDelivery.status == DeliveryState.PENDING.value,
+                )
+                .values(**values)
+                .execution_options(synchronize_session=False)
             )
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
-        if moved.rowcount != 1:  # type: ignore[attr-defined]
-            # The lease expired and another attempt owns the row (or it was deleted): keep
-            # this attempt in the log if the row exists, leave the state to its new owner.
-            if session.get(WebhookDelivery, delivery_id) is None:
-                return "missing"
-            session.add(_attempt_row(delivery_id, claim, record, "SUPERSEDED", at))
+            if moved.rowcount != 1:  # type: ignore[attr-defined]
+                return _not_moved(notifier, uow, delivery_id, claim, record, at, retried=tries[0] > 1)
+            session.execute(
+                insert(WebhookAttempt),
+                [_attempt_values(delivery_id, claim, record, decision.state.value, at)],
+            )
+            if delay_ms is not None:
+                uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+            following: _Claim | None = None
+            if go_on:
+                following = _lease_next(notifier, session, claim, at)
+            else:
+                handed = _hand_on(notifier, session, claim, at)
+                if handed is not None:
+                    uow.after_commit(lambda: contracts.send_deliver_webhook(broker, handed))
             uow.commit()
-            return "lease lost"
-        session.add(_attempt_row(delivery_id, claim, record, decision.state.value, at))
-        if delay_ms is not None:
-            broker = notifier.services.broker
-            uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+            return decision.state.value, following
+
+    outcome, following = _retrying(f"recording an attempt of delivery {delivery_id}", work)
+    if outcome in {state.value for state in DeliveryState}:
         exhausted = (
             decision.state is DeliveryState.FAILED
             and not record.refused
             and classify(record.status_code) is AttemptClass.RETRYABLE
         )
-        _update_health(notifier, session, claim, record, at, exhausted=exhausted)
-        # This attempt frees a slot of its endpoint: hand its next due row on now rather
-        # than at the relay's next poll.
-        following = dispatch_due(
-            session,
-            at=at,
-            grace=notifier.dispatch_grace,
-            per_endpoint=notifier.max_in_flight,
-            limit=notifier.max_in_flight,
-            endpoint_id=claim.endpoint_id,
+        _record_health(notifier, claim, record, exhausted)
+    return outcome, following
+
+
+def _not_moved(
+    notifier: Notifier,
+    uow: Any,
+    delivery_id: str,
+    claim: _Claim,
+    record: AttemptRecord,
+    at: datetime,
+    *,
+    retried: bool,
+) -> tuple[str, _Claim | None]:
+    """The row was not this attempt's to move any more (or the commit of an earlier try of
+    this very record went through although its answer was lost)."""
+    session = uow.session
+    row = session.execute(
+        select(WebhookDelivery.attempts, WebhookDelivery.sending_token)
+        .where(WebhookDelivery.id == delivery_id)
+    ).first()
+    if row is None:
+        return "missing", None
+    if retried and row.sending_token != claim.token and row.attempts > claim.attempts:
+        already = session.scalar(
+            select(WebhookAttempt.outcome).where(
+                WebhookAttempt.delivery_id == delivery_id, WebhookAttempt.number == claim.attempts + 1
+            )
         )
-        if following:
-            uow.after_commit(sender(notifier.services.broker, following))
-        uow.commit()
-        return decision.state.value
+        if already is not None:
+            return "recorded", None
+    # The lease expired and another attempt owns the row: keep this attempt in the log, leave
+    # the state to its new owner.
+    session.execute(insert(WebhookAttempt), [_attempt_values(delivery_id, claim, record, "SUPERSEDED", at)])
+    uow.commit()
+    return "lease lost", None
 
 
-def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
-    """Attempt delivery ``delivery_id`` once; returns what happened (for logs and tests)."""
-    claim = _claim(notifier, delivery_id)
-    if isinstance(claim, str):
-        return claim
+def _attempt(notifier: Notifier, claim: _Claim, *, go_on: bool) -> tuple[str, _Claim | None]:
+    """Send one leased delivery and record it."""
+    delivery_id = claim.delivery_id
     started_ms = now_ms()
     clock = time.perf_counter()
     try:
@@ -433,7 +743,38 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
         except Exception:
             log.exception("could not record the interrupted attempt of delivery %s", delivery_id)
         raise
-    return _record(notifier, delivery_id, claim, record)
+    return _record(notifier, delivery_id, claim, record, go_on=go_on)
+
+
+def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
+    """Attempt delivery ``delivery_id``, then the endpoint's next due rows for a while;
+    returns what happened to ``delivery_id`` (for logs and tests)."""
+    at = now()
+    peeked = _peek(notifier, delivery_id, at)
+    if isinstance(peeked, str):
+        return peeked
+    endpoint_id = peeked[1]
+    if not notifier.slots.take(endpoint_id, notifier.max_in_flight):
+        # This process already runs the endpoint's cap of runs: they take this row in turn
+        # (they lease the endpoint's due rows whatever their dispatch mark).
+        return "endpoint busy"
+    try:
+        claim = _claim(notifier, delivery_id)
+        if isinstance(claim, str):
+            if claim == "refused":
+                # Taken meanwhile, or the endpoint has its cap in flight in other processes.
+                if _peek(notifier, delivery_id, now()) == ("claim", endpoint_id):
+                    _give_back(notifier, delivery_id, at)
+                    return "endpoint busy"
+                return "busy"
+            return claim
+        deadline = time.monotonic() + notifier.run_budget_s
+        outcome, following = _attempt(notifier, claim, go_on=time.monotonic() < deadline)
+        while following is not None:
+            _, following = _attempt(notifier, following, go_on=time.monotonic() < deadline)
+        return outcome
+    finally:
+        notifier.slots.release(endpoint_id)
 
 
 def build_notifier(services: Services, **overrides: Any) -> Notifier:

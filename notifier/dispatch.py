@@ -1,8 +1,8 @@
 """Handing due delivery rows to the broker, per endpoint only as many as it has room for.
 
-Used by the relay (``notifier.sweeper``), which polls for due rows, and by the deliver actor
-after each attempt, which hands the next due row of the same endpoint on at once, so a backlog
-to one endpoint flows at the endpoint's pace rather than the relay's poll interval.
+Used by the relay (``notifier.sweeper``), which polls for due rows. A run of the deliver actor
+(``notifier.actors``) leases its endpoint's next due row itself after each attempt, so a
+backlog to one endpoint flows at the endpoint's pace rather than the relay's poll interval.
 """
 
 from __future__ import annotations
@@ -120,14 +120,24 @@ def dispatch_due(
     ids = list(
         session.scalars(select(due.c.id).where(due.c.slot <= per_endpoint).order_by(due.c.due).limit(limit))
     )
-    if ids:
-        session.execute(
-            update(WebhookDelivery)
-            .where(WebhookDelivery.id.in_(ids))
-            .values(dispatched_until=at + grace)
-            .execution_options(synchronize_session=False)
-        )
-    return ids
+    if not ids:
+        return []
+    # Rows another transaction holds (an attempt being recorded, a run leasing its next row)
+    # are skipped rather than waited for: this UPDATE never waits on a row lock, so it cannot
+    # take part in a deadlock whatever order the others lock in.
+    free = (
+        select(WebhookDelivery.id)
+        .where(WebhookDelivery.id.in_(ids), *conditions)
+        .with_for_update(skip_locked=True)
+    )
+    marked = session.scalars(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(free.scalar_subquery()))
+        .values(dispatched_until=at + grace)
+        .returning(WebhookDelivery.id)
+        .execution_options(synchronize_session=False)
+    )
+    return list(marked)
 
 
 def sender(broker: dramatiq.Broker, ids: list[str]) -> Callable[[], None]:
