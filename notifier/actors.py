@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import dramatiq
-from sqlalchemy import insert, or_, select, text, update
+from sqlalchemy import Table, bindparam, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from infra.bootstrap import Services
@@ -67,7 +67,6 @@ from infra.webhooks.signing import sign_delivery
 from notifier.delivery import AttemptRecord, DeliveryConfig, Transports, attempt_delivery
 from notifier.dispatch import (
     MAX_IN_FLIGHT_PER_ENDPOINT,
-    endpoint_has_room,
     in_flight_cap,
 )
 
@@ -210,16 +209,98 @@ class _Claim:
     endpoint_read_at: float = 0.0
 
 
+_DELIVERIES: Table = WebhookDelivery.__table__  # type: ignore[assignment]
+_ATTEMPTS: Table = WebhookAttempt.__table__  # type: ignore[assignment]
+_D = _DELIVERIES.c
+_PENDING = DeliveryState.PENDING.value
+
 _LEASED_COLUMNS = (
-    WebhookDelivery.id,
-    WebhookDelivery.endpoint_id,
-    WebhookDelivery.body,
-    WebhookDelivery.event_id,
-    WebhookDelivery.event_type,
-    WebhookDelivery.subject_organization_id,
-    WebhookDelivery.attempts,
-    WebhookDelivery.schedule_attempts,
+    _D.id,
+    _D.endpoint_id,
+    _D.body,
+    _D.event_id,
+    _D.event_type,
+    _D.subject_organization_id,
+    _D.attempts,
+    _D.schedule_attempts,
 )
+
+# The hot path's statements, built once (building a statement costs about as much as
+# running it): Core statements on the tables, parameters bound at execution.
+_PEEK = select(_D.endpoint_id, _D.status, _D.next_attempt_at, _D.sending_until).where(
+    _D.id == bindparam("delivery_id")
+)
+_LEASE_VALUES = {
+    "sending_until": bindparam("lease_until"),
+    "sending_token": bindparam("token"),
+    "dispatched_until": None,
+    "version": _D.version + 1,
+}
+_unleased = or_(_D.sending_until.is_(None), _D.sending_until < bindparam("at"))
+_other = _DELIVERIES.alias("other")
+_SENDING = (
+    select(func.count())
+    .select_from(_other)
+    .where(
+        _other.c.endpoint_id == _D.endpoint_id,
+        _other.c.status == _PENDING,
+        _other.c.sending_until >= bindparam("at"),
+    )
+    .scalar_subquery()
+)
+#: Lease one row by id: due, unleased, PENDING, and its endpoint below its cap.
+_CLAIM = (
+    update(_DELIVERIES)
+    .where(
+        _D.id == bindparam("delivery_id"),
+        _D.status == _PENDING,
+        _D.next_attempt_at <= bindparam("due_by"),
+        _unleased,
+        bindparam("cap") > _SENDING,
+    )
+    .values(**_LEASE_VALUES)
+    .returning(*_LEASED_COLUMNS)
+)
+#: The endpoint's next due, unleased row, skipping rows another transaction holds.
+_NEXT_DUE = (
+    select(_D.id)
+    .where(
+        _D.endpoint_id == bindparam("b_endpoint"),
+        _D.status == _PENDING,
+        _D.next_attempt_at <= bindparam("at"),
+        _unleased,
+    )
+    .order_by(_D.next_attempt_at, _D.id)
+    .limit(1)
+    .with_for_update(skip_locked=True)
+    .scalar_subquery()
+)
+_LEASE_NEXT = (
+    update(_DELIVERIES).where(_D.id == _NEXT_DUE).values(**_LEASE_VALUES).returning(*_LEASED_COLUMNS)
+)
+_HAND_ON = (
+    update(_DELIVERIES)
+    .where(_D.id == _NEXT_DUE)
+    .values(dispatched_until=bindparam("b_dispatched"))
+    .returning(_D.id)
+)
+_INSERT_ATTEMPT = insert(_ATTEMPTS)
+_MOVES: dict[frozenset[str], Any] = {}
+
+
+def _move_statement(columns: frozenset[str]) -> Any:
+    """``UPDATE`` of the leased row with these columns (one statement per column set)."""
+    statement = _MOVES.get(columns)
+    if statement is None:
+        computed = {"attempts": _D.attempts + 1, "schedule_attempts": _D.schedule_attempts + 1,
+                    "version": _D.version + 1}
+        statement = _MOVES[columns] = (
+            update(_DELIVERIES)
+            .where(_D.id == bindparam("delivery_id"), _D.sending_token == bindparam("token"),
+                   _D.status == _PENDING)
+            .values({name: computed.get(name, bindparam(f"v_{name}")) for name in sorted(columns)})
+        )
+    return statement
 
 
 def _claim_of(row: Any, endpoint: _Endpoint, token: str) -> _Claim:
@@ -279,14 +360,6 @@ def _fail_inactive(session: Any, delivery_id: str, token: str) -> None:
     )
 
 
-_PEEK = select(
-    WebhookDelivery.endpoint_id,
-    WebhookDelivery.status,
-    WebhookDelivery.next_attempt_at,
-    WebhookDelivery.sending_until,
-)
-
-
 def _peek(notifier: Notifier, delivery_id: str, at: datetime) -> str | tuple[str, str]:
     """Whether a message's row is worth a claim: ``("claim", endpoint_id)`` or why not.
 
@@ -294,7 +367,7 @@ def _peek(notifier: Notifier, delivery_id: str, at: datetime) -> str | tuple[str
     is put back with the remaining delay rather than left to the relay's grace period.
     """
     with notifier.services.session_factory() as session:
-        row = session.execute(_PEEK.where(WebhookDelivery.id == delivery_id)).first()
+        row = session.connection().execute(_PEEK, {"delivery_id": delivery_id}).first()
     if row is None:
         return "missing"
     if row.status != DeliveryState.PENDING.value:
@@ -347,24 +420,10 @@ def _claim(notifier: Notifier, delivery_id: str) -> _Claim | str:
                 ),
                 {"space": _CLAIM_LOCK_SPACE, "id": delivery_id},
             )
-        row = session.execute(
-            update(WebhookDelivery)
-            .where(
-                WebhookDelivery.id == delivery_id,
-                WebhookDelivery.status == DeliveryState.PENDING.value,
-                WebhookDelivery.next_attempt_at <= at + EARLY_SLACK,
-                or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
-                endpoint_has_room(at, notifier.max_in_flight),
-            )
-            .values(
-                sending_until=at + notifier.lease,
-                sending_token=token,
-                dispatched_until=None,
-                version=WebhookDelivery.version + 1,
-            )
-            .returning(*_LEASED_COLUMNS)
-            .execution_options(synchronize_session=False)
-        ).first()
+        row = session.connection().execute(_CLAIM, {
+            "delivery_id": delivery_id, "at": at, "due_by": at + EARLY_SLACK,
+            "cap": notifier.max_in_flight, "lease_until": at + notifier.lease, "token": token,
+        }).first()
         if row is None:
             uow.session.rollback()
             return "refused"
@@ -563,38 +622,12 @@ def _attempt_values(
     }
 
 
-def _due_of_endpoint(endpoint_id: str, at: datetime) -> Any:
-    """The endpoint's next due, unleased row, skipping rows another transaction holds."""
-    return (
-        select(WebhookDelivery.id)
-        .where(
-            WebhookDelivery.endpoint_id == endpoint_id,
-            WebhookDelivery.status == DeliveryState.PENDING.value,
-            WebhookDelivery.next_attempt_at <= at,
-            or_(WebhookDelivery.sending_until.is_(None), WebhookDelivery.sending_until < at),
-        )
-        .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
-
-
 def _lease_next(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -> _Claim | None:
     """Lease the endpoint's next due row for this run (it keeps the slot it had)."""
     token = new_id()
-    row = session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id == _due_of_endpoint(claim.endpoint_id, at))
-        .values(
-            sending_until=at + notifier.lease,
-            sending_token=token,
-            dispatched_until=None,
-            version=WebhookDelivery.version + 1,
-        )
-        .returning(*_LEASED_COLUMNS)
-        .execution_options(synchronize_session=False)
-    ).first()
+    row = session.connection().execute(_LEASE_NEXT, {
+        "b_endpoint": claim.endpoint_id, "at": at, "lease_until": at + notifier.lease, "token": token,
+    }).first()
     if row is None:
         return None
     if time.monotonic() - claim.endpoint_read_at < ENDPOINT_FRESH_S:
@@ -609,13 +642,9 @@ def _lease_next(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -
 
 def _hand_on(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -> str | None:
     """Mark the endpoint's next due row dispatched; its id, to send after the commit."""
-    handed = session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id == _due_of_endpoint(claim.endpoint_id, at))
-        .values(dispatched_until=at + notifier.dispatch_grace)
-        .returning(WebhookDelivery.id)
-        .execution_options(synchronize_session=False)
-    ).scalar()
+    handed = session.connection().execute(_HAND_ON, {
+        "b_endpoint": claim.endpoint_id, "at": at, "b_dispatched": at + notifier.dispatch_grace,
+    }).scalar()
     return str(handed) if handed is not None else None
 
 
@@ -642,6 +671,9 @@ def _record(
     )
     values, delay_ms = _row_changes(notifier, decision, at)
     values.update(last_status_code=record.status_code, last_error=record.error or None)
+    move = _move_statement(frozenset(values))
+    move_params = {f"v_{name}": value for name, value in values.items() if not hasattr(value, "compile")}
+    move_params.update(delivery_id=delivery_id, token=claim.token)
     broker = notifier.services.broker
     tries = [0]
 
@@ -649,21 +681,12 @@ def _record(
         tries[0] += 1
         with notifier.services.uow() as uow:
             session = uow.session
-            moved = session.execute(
-                update(WebhookDelivery)
-                .where(
-                    WebhookDelivery.id == delivery_id,
-                    WebhookDelivery.sending_token == claim.token,
-                    WebhookDelivery.status == DeliveryState.PENDING.value,
-                )
-                .values(**values)
-                .execution_options(synchronize_session=False)
-            )
-            if moved.rowcount != 1:  # type: ignore[attr-defined]
+            connection = session.connection()
+            moved = connection.execute(move, move_params)
+            if moved.rowcount != 1:
                 return _not_moved(notifier, uow, delivery_id, claim, record, at, retried=tries[0] > 1)
-            session.execute(
-                insert(WebhookAttempt),
-                [_attempt_values(delivery_id, claim, record, decision.state.value, at)],
+            connection.execute(
+                _INSERT_ATTEMPT, _attempt_values(delivery_id, claim, record, decision.state.value, at)
             )
             if delay_ms is not None:
                 uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
@@ -717,7 +740,8 @@ def _not_moved(
             return "recorded", None
     # The lease expired and another attempt owns the row: keep this attempt in the log, leave
     # the state to its new owner.
-    session.execute(insert(WebhookAttempt), [_attempt_values(delivery_id, claim, record, "SUPERSEDED", at)])
+    superseded = _attempt_values(delivery_id, claim, record, "SUPERSEDED", at)
+    session.connection().execute(_INSERT_ATTEMPT, superseded)
     uow.commit()
     return "lease lost", None
 
