@@ -32,6 +32,7 @@ dispatches the row again: the receiver may then see the event twice, with the sa
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -41,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import dramatiq
-from sqlalchemy import Table, bindparam, func, insert, or_, select, text, update
+from sqlalchemy import Table, bindparam, distinct, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from infra.bootstrap import Services
@@ -80,6 +81,10 @@ LEASE_MARGIN = timedelta(seconds=10)
 _CLAIM_LOCK_SPACE = 0x57484B31
 #: How long one run keeps sending an endpoint's due rows before handing on through the broker.
 RUN_BUDGET_S = 2.0
+#: Rows a run leases at once (sent one after the other, recorded together).
+RUN_BATCH = 16
+#: How long a run sends before recording what it sent (and renewing its other leases).
+RUN_BATCH_WINDOW_S = 0.05
 #: How long an endpoint's URL and state read by a run are used before being read again.
 ENDPOINT_FRESH_S = 1.0
 #: A failure within this long after a success seen by this process does not mark the endpoint
@@ -159,6 +164,11 @@ class Notifier:
     disable_after_ms: int = DEFAULT_DISABLE_AFTER_MS
     max_in_flight: int = MAX_IN_FLIGHT_PER_ENDPOINT
     run_budget_s: float = RUN_BUDGET_S
+    #: Rows a run leases at once, sends one after the other and records together.
+    batch: int = RUN_BATCH
+    #: A run records what it sent at least this often (and before sending a row leased
+    #: longer ago), so a lease always outlives the attempt that holds it.
+    batch_window_s: float = RUN_BATCH_WINDOW_S
     slots: EndpointSlots = field(default_factory=EndpointSlots)
     health: HealthMemory = field(default_factory=HealthMemory)
     transports: Transports | None = None
@@ -238,8 +248,9 @@ _LEASE_VALUES = {
 }
 _unleased = or_(_D.sending_until.is_(None), _D.sending_until < bindparam("at"))
 _other = _DELIVERIES.alias("other")
+#: Runs sending to the row's endpoint: a run's leased rows share its token.
 _SENDING = (
-    select(func.count())
+    select(func.count(distinct(_other.c.sending_token)))
     .select_from(_other)
     .where(
         _other.c.endpoint_id == _D.endpoint_id,
@@ -248,7 +259,7 @@ _SENDING = (
     )
     .scalar_subquery()
 )
-#: Lease one row by id: due, unleased, PENDING, and its endpoint below its cap.
+#: Lease one row by id: due, unleased, PENDING, and its endpoint below its cap of runs.
 _CLAIM = (
     update(_DELIVERIES)
     .where(
@@ -261,7 +272,8 @@ _CLAIM = (
     .values(**_LEASE_VALUES)
     .returning(*_LEASED_COLUMNS)
 )
-#: The endpoint's next due, unleased row, skipping rows another transaction holds.
+#: The endpoint's next due, unleased rows (``b_limit`` of them), skipping rows another
+#: transaction holds (so leasing them never waits for a lock).
 _NEXT_DUE = (
     select(_D.id)
     .where(
@@ -271,16 +283,25 @@ _NEXT_DUE = (
         _unleased,
     )
     .order_by(_D.next_attempt_at, _D.id)
-    .limit(1)
+    .limit(bindparam("b_limit"))
     .with_for_update(skip_locked=True)
-    .scalar_subquery()
 )
-_LEASE_NEXT = (
-    update(_DELIVERIES).where(_D.id == _NEXT_DUE).values(**_LEASE_VALUES).returning(*_LEASED_COLUMNS)
+_LEASE_MORE = (
+    update(_DELIVERIES)
+    .where(_D.id.in_(_NEXT_DUE))
+    .values(**_LEASE_VALUES)
+    .returning(*_LEASED_COLUMNS)
+)
+#: Keep (``b_until`` a time) or give back (``None``) the rows a run leased and did not send.
+_RELEASE = (
+    update(_DELIVERIES)
+    .where(_D.id.in_(bindparam("b_ids", expanding=True)), _D.sending_token == bindparam("token"),
+           _D.status == _PENDING)
+    .values(sending_until=bindparam("b_until"), sending_token=bindparam("b_token"))
 )
 _HAND_ON = (
     update(_DELIVERIES)
-    .where(_D.id == _NEXT_DUE)
+    .where(_D.id.in_(_NEXT_DUE))
     .values(dispatched_until=bindparam("b_dispatched"))
     .returning(_D.id)
 )
@@ -622,152 +643,190 @@ def _attempt_values(
     }
 
 
-def _lease_next(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -> _Claim | None:
-    """Lease the endpoint's next due row for this run (it keeps the slot it had)."""
-    token = new_id()
-    row = session.connection().execute(_LEASE_NEXT, {
-        "b_endpoint": claim.endpoint_id, "at": at, "lease_until": at + notifier.lease, "token": token,
-    }).first()
-    if row is None:
-        return None
-    if time.monotonic() - claim.endpoint_read_at < ENDPOINT_FRESH_S:
-        endpoint: _Endpoint | None = _Endpoint(claim.url, claim.failing_since, claim.endpoint_read_at)
-    else:
-        endpoint = _read_endpoint(notifier, session, claim.endpoint_id)
-    if endpoint is None:
-        _fail_inactive(session, row.id, token)
-        return None
-    return _claim_of(row, endpoint, token)
+@dataclass
+class _Run:
+    """One run of an endpoint: the rows it leased (under its token) and has not sent yet,
+    and the outcomes it has not recorded yet."""
+
+    token: str
+    endpoint_id: str
+    endpoint: _Endpoint
+    queue: list[_Claim]
+    leased_at: float
+    outcomes: list[tuple[_Claim, AttemptRecord]] = field(default_factory=list)
 
 
-def _hand_on(notifier: Notifier, session: Any, claim: _Claim, at: datetime) -> str | None:
+def _lease_more(notifier: Notifier, session: Any, run: _Run, at: datetime, count: int) -> list[_Claim]:
+    """Lease up to ``count`` more due rows of the run's endpoint under its token."""
+    if count <= 0:
+        return []
+    rows = session.connection().execute(_LEASE_MORE, {
+        "b_endpoint": run.endpoint_id, "at": at, "b_limit": count,
+        "lease_until": at + notifier.lease, "token": run.token,
+    }).all()
+    if not rows:
+        return []
+    if time.monotonic() - run.endpoint.read_at >= ENDPOINT_FRESH_S:
+        endpoint = _read_endpoint(notifier, session, run.endpoint_id)
+        if endpoint is None:
+            for row in rows:
+                _fail_inactive(session, row.id, run.token)
+            return []
+        run.endpoint = endpoint
+    claims = [_claim_of(row, run.endpoint, run.token) for row in rows]
+    claims.sort(key=lambda c: c.delivery_id)
+    return claims
+
+
+def _hand_on(notifier: Notifier, session: Any, run: _Run, at: datetime) -> str | None:
     """Mark the endpoint's next due row dispatched; its id, to send after the commit."""
     handed = session.connection().execute(_HAND_ON, {
-        "b_endpoint": claim.endpoint_id, "at": at, "b_dispatched": at + notifier.dispatch_grace,
+        "b_endpoint": run.endpoint_id, "at": at, "b_limit": 1,
+        "b_dispatched": at + notifier.dispatch_grace,
     }).scalar()
     return str(handed) if handed is not None else None
 
 
-def _record(
-    notifier: Notifier,
-    delivery_id: str,
-    claim: _Claim,
-    record: AttemptRecord,
-    *,
-    go_on: bool = False,
-) -> tuple[str, _Claim | None]:
-    """Store the attempt and move the row, if this attempt still holds the lease; then lease
-    the endpoint's next due row (``go_on``) or hand it to the broker. Returns the outcome and
-    the next claim, if any."""
-    at = now()
+@dataclass(frozen=True)
+class _Outcome:
+    """An attempt's decision and the row changes it makes."""
+
+    claim: _Claim
+    record: AttemptRecord
+    decision: Decision
+    values: dict[str, Any]
+    delay_ms: int | None
+
+
+def _outcome(notifier: Notifier, claim: _Claim, record: AttemptRecord, at: datetime) -> _Outcome:
     decision = decide(
         notifier.schedule,
         attempts_made=claim.schedule_attempts + 1,
         status_code=record.status_code,
         now_ms=int(at.timestamp() * 1000),
-        jitter_key=delivery_id,
+        jitter_key=claim.delivery_id,
         retry_after_s=record.retry_after_s,
         unsafe=record.refused,
     )
     values, delay_ms = _row_changes(notifier, decision, at)
     values.update(last_status_code=record.status_code, last_error=record.error or None)
-    move = _move_statement(frozenset(values))
-    move_params = {f"v_{name}": value for name, value in values.items() if not hasattr(value, "compile")}
-    move_params.update(delivery_id=delivery_id, token=claim.token)
-    broker = notifier.services.broker
-    tries = [0]
+    return _Outcome(claim, record, decision, values, delay_ms)
 
-    def work() -> tuple[str, _Claim | None]:
-        tries[0] += 1
+
+def _move_params(outcome: _Outcome) -> dict[str, Any]:
+    params = {f"v_{name}": value for name, value in outcome.values.items() if not hasattr(value, "compile")}
+    params.update(delivery_id=outcome.claim.delivery_id, token=outcome.claim.token)
+    return params
+
+
+def _move_all(connection: Any, outcomes: list[_Outcome], at: datetime) -> list[tuple[_Outcome, str]]:
+    """Move every row by its outcome and log its attempt; per outcome, what it recorded
+    (its new state, or ``lease lost`` when the row was not this run's any more)."""
+    groups: dict[frozenset[str], list[_Outcome]] = {}
+    for outcome in sorted(outcomes, key=lambda o: o.claim.delivery_id):
+        groups.setdefault(frozenset(outcome.values), []).append(outcome)
+    done: list[tuple[_Outcome, str]] = []
+    for columns, group in groups.items():
+        params = [_move_params(o) for o in group]
+        moved = connection.execute(_move_statement(columns), params)
+        if moved.rowcount == len(group):
+            done += [(o, o.decision.state.value) for o in group]
+            continue
+        # Some lease was lost (expired, another attempt owns the row): find which, one by one
+        # (the rows already moved by the batch match nothing now, as if moved here).
+        for outcome, one in zip(group, params, strict=True):
+            row = connection.execute(
+                select(_D.sending_token, _D.attempts).where(_D.id == outcome.claim.delivery_id)
+            ).first()
+            mine = (row is not None and row.sending_token is None
+                    and row.attempts == outcome.claim.attempts + 1)
+            again = connection.execute(_move_statement(columns), one).rowcount
+            done.append((outcome, outcome.decision.state.value if (again or mine) else "lease lost"))
+    attempts = [
+        _attempt_values(o.claim.delivery_id, o.claim, o.record,
+                        state if state != "lease lost" else "SUPERSEDED", at)
+        for o, state in done
+    ]
+    if attempts:
+        connection.execute(_INSERT_ATTEMPT, attempts)
+    return done
+
+
+def _flush(notifier: Notifier, run: _Run, *, go_on: bool) -> list[str]:
+    """Record the run's outcomes, in one transaction that also keeps the leases of the rows it
+    has not sent (``go_on``) and tops its batch up, or gives them back and hands the next due
+    row to the broker. Retried in place; returns the recorded states in order."""
+    at = now()
+    outcomes = [_outcome(notifier, claim, record, at) for claim, record in run.outcomes]
+    broker = notifier.services.broker
+
+    def work() -> tuple[list[tuple[_Outcome, str]], list[_Claim]]:
         with notifier.services.uow() as uow:
             session = uow.session
             connection = session.connection()
-            moved = connection.execute(move, move_params)
-            if moved.rowcount != 1:
-                return _not_moved(notifier, uow, delivery_id, claim, record, at, retried=tries[0] > 1)
-            connection.execute(
-                _INSERT_ATTEMPT, _attempt_values(delivery_id, claim, record, decision.state.value, at)
-            )
-            if delay_ms is not None:
-                uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
-            following: _Claim | None = None
+            done = _move_all(connection, outcomes, at)
+            for outcome, state in done:
+                if state != "lease lost" and outcome.delay_ms is not None:
+                    uow.after_commit(functools.partial(
+                        contracts.send_deliver_webhook, broker, outcome.claim.delivery_id, outcome.delay_ms))
+            unsent = [c.delivery_id for c in run.queue]
+            fresh: list[_Claim] = []
             if go_on:
-                following = _lease_next(notifier, session, claim, at)
+                if unsent:
+                    connection.execute(_RELEASE, {"b_ids": unsent, "token": run.token,
+                                                  "b_until": at + notifier.lease, "b_token": run.token})
+                fresh = _lease_more(notifier, session, run, at, notifier.batch - len(unsent))
             else:
-                handed = _hand_on(notifier, session, claim, at)
+                if unsent:
+                    connection.execute(_RELEASE, {"b_ids": unsent, "token": run.token,
+                                                  "b_until": None, "b_token": None})
+                handed = _hand_on(notifier, session, run, at)
                 if handed is not None:
                     uow.after_commit(lambda: contracts.send_deliver_webhook(broker, handed))
             uow.commit()
-            return decision.state.value, following
+            return done, fresh
 
-    outcome, following = _retrying(f"recording an attempt of delivery {delivery_id}", work)
-    if outcome in {state.value for state in DeliveryState}:
+    done, fresh = _retrying(f"recording {len(outcomes)} webhook attempts", work)
+    run.outcomes = []
+    run.leased_at = time.monotonic()
+    if go_on:
+        run.queue.extend(fresh)
+    else:
+        run.queue = []
+    for outcome, state in done:
+        if state == "lease lost":
+            continue
         exhausted = (
-            decision.state is DeliveryState.FAILED
-            and not record.refused
-            and classify(record.status_code) is AttemptClass.RETRYABLE
+            outcome.decision.state is DeliveryState.FAILED
+            and not outcome.record.refused
+            and classify(outcome.record.status_code) is AttemptClass.RETRYABLE
         )
-        _record_health(notifier, claim, record, exhausted)
-    return outcome, following
+        _record_health(notifier, outcome.claim, outcome.record, exhausted)
+    return [state for _, state in done]
 
 
-def _not_moved(
-    notifier: Notifier,
-    uow: Any,
-    delivery_id: str,
-    claim: _Claim,
-    record: AttemptRecord,
-    at: datetime,
-    *,
-    retried: bool,
-) -> tuple[str, _Claim | None]:
-    """The row was not this attempt's to move any more (or the commit of an earlier try of
-    this very record went through although its answer was lost)."""
-    session = uow.session
-    row = session.execute(
-        select(WebhookDelivery.attempts, WebhookDelivery.sending_token)
-        .where(WebhookDelivery.id == delivery_id)
-    ).first()
-    if row is None:
-        return "missing", None
-    if retried and row.sending_token != claim.token and row.attempts > claim.attempts:
-        already = session.scalar(
-            select(WebhookAttempt.outcome).where(
-                WebhookAttempt.delivery_id == delivery_id, WebhookAttempt.number == claim.attempts + 1
-            )
-        )
-        if already is not None:
-            return "recorded", None
-    # The lease expired and another attempt owns the row: keep this attempt in the log, leave
-    # the state to its new owner.
-    superseded = _attempt_values(delivery_id, claim, record, "SUPERSEDED", at)
-    session.connection().execute(_INSERT_ATTEMPT, superseded)
-    uow.commit()
-    return "lease lost", None
-
-
-def _attempt(notifier: Notifier, claim: _Claim, *, go_on: bool) -> tuple[str, _Claim | None]:
-    """Send one leased delivery and record it."""
-    delivery_id = claim.delivery_id
+def _send_one(notifier: Notifier, run: _Run, claim: _Claim) -> None:
+    """Send one leased row of the run; its outcome joins the run's unrecorded ones."""
     started_ms = now_ms()
     clock = time.perf_counter()
     try:
         record = _send(notifier, claim)
     except BaseException as exc:
         # Anything that ends the attempt early (dramatiq's TimeLimitExceeded or Shutdown, a
-        # bug) is still an attempt: log it and move the schedule on, then let it propagate.
-        interrupted = AttemptRecord(
+        # bug) is still an attempt: record it with the others and give the unsent rows back,
+        # then let it propagate.
+        run.outcomes.append((claim, AttemptRecord(
             started_ms,
             (time.perf_counter() - clock) * 1000.0,
             None,
             error=f"attempt interrupted: {type(exc).__name__}: {exc}"[:500],
-        )
+        )))
         try:
-            _record(notifier, delivery_id, claim, interrupted)
+            _flush(notifier, run, go_on=False)
         except Exception:
-            log.exception("could not record the interrupted attempt of delivery %s", delivery_id)
+            log.exception("could not record the interrupted attempt of delivery %s", claim.delivery_id)
         raise
-    return _record(notifier, delivery_id, claim, record, go_on=go_on)
+    run.outcomes.append((claim, record))
 
 
 def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
@@ -786,17 +845,25 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
         claim = _claim(notifier, delivery_id)
         if isinstance(claim, str):
             if claim == "refused":
-                # Taken meanwhile, or the endpoint has its cap in flight in other processes.
+                # Taken meanwhile, or the endpoint has its cap of runs in other processes.
                 if _peek(notifier, delivery_id, now()) == ("claim", endpoint_id):
                     _give_back(notifier, delivery_id, at)
                     return "endpoint busy"
                 return "busy"
             return claim
+        endpoint = _Endpoint(claim.url, claim.failing_since, claim.endpoint_read_at)
+        run = _Run(claim.token, endpoint_id, endpoint, [claim], time.monotonic())
         deadline = time.monotonic() + notifier.run_budget_s
-        outcome, following = _attempt(notifier, claim, go_on=time.monotonic() < deadline)
-        while following is not None:
-            _, following = _attempt(notifier, following, go_on=time.monotonic() < deadline)
-        return outcome
+        first: str | None = None
+        while run.queue:
+            _send_one(notifier, run, run.queue.pop(0))
+            window_over = time.monotonic() - run.leased_at >= notifier.batch_window_s
+            if run.queue and not window_over and len(run.outcomes) < notifier.batch:
+                continue
+            states = _flush(notifier, run, go_on=time.monotonic() < deadline)
+            if first is None and states:
+                first = states[0]
+        return first or "missing"
     finally:
         notifier.slots.release(endpoint_id)
 
