@@ -759,6 +759,10 @@ def _flush(notifier: Notifier, run: _Run, *, go_on: bool) -> list[str]:
     at = now()
     outcomes = [_outcome(notifier, claim, record, at) for claim, record in run.outcomes]
     broker = notifier.services.broker
+    # As many rows as the run sends within a window at the endpoint's latency: a slow
+    # endpoint's runs lease one row at a time and share its backlog evenly.
+    latency_ms = max(0.1, sum(r.latency_ms for _, r in run.outcomes) / max(1, len(run.outcomes)))
+    want = max(1, min(notifier.batch, int(notifier.batch_window_s * 1000 / latency_ms)))
 
     def work() -> tuple[list[tuple[_Outcome, str]], list[_Claim]]:
         with notifier.services.uow() as uow:
@@ -775,7 +779,7 @@ def _flush(notifier: Notifier, run: _Run, *, go_on: bool) -> list[str]:
                 if unsent:
                     connection.execute(_RELEASE, {"b_ids": unsent, "token": run.token,
                                                   "b_until": at + notifier.lease, "b_token": run.token})
-                fresh = _lease_more(notifier, session, run, at, notifier.batch - len(unsent))
+                fresh = _lease_more(notifier, session, run, at, want - len(unsent))
             else:
                 if unsent:
                     connection.execute(_RELEASE, {"b_ids": unsent, "token": run.token,
