@@ -1,5 +1,8 @@
 """webhooks: index for counting an endpoint's deliveries in flight
 
+The file's number was changed so that file prefixes are unique and in order; the revision id
+is kept because databases already record it in ``alembic_version``.
+
 Revision ID: 0006_webhook_in_flight
 Revises: 0005_webhooks
 Create Date: 2026-11-23 08:20:00.000000
