@@ -137,12 +137,12 @@ def test_check_reports_a_schema_that_differs_from_the_models(url: str) -> None:
 def _load_landed_main(url: str) -> None:
     if url.startswith("sqlite"):
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            conn.executescript((LANDED_MAIN / "sqlite.sql").read_text())
+            conn.executescript((LANDED_MAIN / "sqlite.dump").read_text())
         return
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute((LANDED_MAIN / "postgresql.sql").read_text().encode())
+        conn.execute((LANDED_MAIN / "postgresql.dump").read_text().encode())
 
 
 def test_a_database_migrated_by_landed_main_upgrades_without_loss(url: str) -> None:

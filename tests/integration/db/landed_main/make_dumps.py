@@ -4,8 +4,8 @@
 
 Runs the migration scripts of that commit (read with ``git show``) into a fresh SQLite file
 and a fresh PostgreSQL database, adds a few rows (an organization, its root user and API key,
-a wallet, a policy), and writes ``sqlite.sql`` (``iterdump``) and ``postgresql.sql``
-(``pg_dump --inserts``) beside this file. ``test_migrations`` loads them and upgrades them
+a wallet, a policy), and writes ``sqlite.dump`` (SQL of ``iterdump``) and ``postgresql.dump`` (SQL of
+``pg_dump --inserts``) beside this file. ``test_migrations`` loads them and upgrades them
 to today's head. Run once; the dumps are committed, so the test needs neither git nor pg_dump.
 """
 
@@ -67,7 +67,7 @@ def main() -> None:
         path = Path(tmp) / "landed.db"
         _migrate_and_fill(f"sqlite:///{path}", scripts)
         with sqlite3.connect(path) as conn:
-            (HERE / "sqlite.sql").write_text("\n".join(conn.iterdump()) + "\n")
+            (HERE / "sqlite.dump").write_text("\n".join(conn.iterdump()) + "\n")
         url = services.create_database()
         try:
             _migrate_and_fill(url, scripts)
@@ -79,7 +79,7 @@ def main() -> None:
     # psql meta-commands (\restrict) cannot run through a driver; comments add nothing.
     lines = [line for line in dump.splitlines()
              if not line.startswith(("\\", "--")) and line.strip()]
-    (HERE / "postgresql.sql").write_text("\n".join(lines) + "\n")
+    (HERE / "postgresql.dump").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
