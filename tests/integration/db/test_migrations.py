@@ -205,3 +205,14 @@ def test_the_db_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     capsys.readouterr()
     assert walletd(["db", "check"]) == 1
     assert "the models and the migrations differ" in capsys.readouterr().err
+
+
+def test_plain_alembic_upgrade_head_with_the_shipped_ini(tmp_path: Path) -> None:
+    ini = migrate.MIGRATIONS.parent / "alembic.ini"
+    env = {**os.environ, "WALLETD_DATA_DIR": str(tmp_path)}
+    env.pop("WALLETD_DATABASE_URL", None)
+    alembic = [sys.executable, "-m", "alembic", "-c", str(ini)]
+    for args in (["upgrade", "head"], ["check"]):
+        run = subprocess.run(alembic + args, env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+    assert _current(f"sqlite:///{tmp_path / 'walletd.sqlite3'}") == {HEAD}
