@@ -1,8 +1,5 @@
 """webhooks: index for counting an endpoint's deliveries in flight
 
-The file's number was changed so that file prefixes are unique and in order; the revision id
-is kept because databases already record it in ``alembic_version``.
-
 Revision ID: 0006_webhook_in_flight
 Revises: 0005_webhooks
 Create Date: 2026-11-23 08:20:00.000000
@@ -10,6 +7,7 @@ Create Date: 2026-11-23 08:20:00.000000
 from alembic import op
 
 
+# The file was renumbered (prefixes unique and in order); the id is kept: databases record it.
 revision = '0006_webhook_in_flight'
 down_revision = '0005_webhooks'
 branch_labels = None

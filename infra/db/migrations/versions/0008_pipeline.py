@@ -8,9 +8,6 @@ sends the activity id when a row enters a settled status, in the transaction of 
 (delivered at commit), so no code path can forget it and no extra statement travels.
 SQLite has no NOTIFY: the embedded default wakes waiters in process.
 
-The file's number was changed so that file prefixes are unique and in order; the revision id
-is kept because databases already record it in ``alembic_version``.
-
 Revision ID: 0007_pipeline
 Revises: 0001_foundation (and needs 0003_identity's tables)
 Create Date: 2026-11-24 03:00:00.000000
@@ -24,6 +21,7 @@ from infra.db.triggers import create_user_view_triggers
 USER_VIEW_SOURCES = ("api_keys", "authenticators", "oauth_providers", "user_tag_assignments")
 
 
+# The file was renumbered (prefixes unique and in order); the id is kept: databases record it.
 revision = '0007_pipeline'
 down_revision = '0001_foundation'
 branch_labels = None

@@ -5,9 +5,6 @@
 (``infra.webhooks.outbox``). ``walletd_deliveries_due`` when a delivery row is written
 without being dispatched at commit: the notifier's relay wakes instead of polling.
 
-The file's number was changed so that file prefixes are unique and in order; the revision id
-is kept because databases already record it in ``alembic_version``.
-
 Revision ID: 0007_webhook_notify
 Revises: 0006_webhook_in_flight
 Create Date: 2026-11-24 03:40:00.000000
@@ -15,6 +12,7 @@ Create Date: 2026-11-24 03:40:00.000000
 from alembic import op
 
 
+# The file was renumbered (prefixes unique and in order); the id is kept: databases record it.
 revision = '0007_webhook_notify'
 down_revision = '0006_webhook_in_flight'
 branch_labels = None
