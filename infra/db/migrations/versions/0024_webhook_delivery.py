@@ -5,7 +5,7 @@ A run of the notifier leases its endpoint's next due row after each attempt
 pending rows, not to every delivery ever made.
 
 Revision ID: 0024_webhook_delivery
-Revises: the heads before it (re-chained after the house merge)
+Revises: 0013_one_head
 Create Date: 2026-11-26 05:45:00.000000
 """
 import sqlalchemy as sa
@@ -13,8 +13,7 @@ from alembic import op
 
 
 revision = '0024_webhook_delivery'
-down_revision = ('0002_wallets', '0004_policies', '0006_identity_unique', '0007_pipeline',
-                 '0007_webhook_notify', '0010_sessions', '0011_oauth', '0012_auth_proxy')
+down_revision = '0013_one_head'
 branch_labels = None
 depends_on = None
 
