@@ -32,7 +32,6 @@ dispatches the row again: the receiver may then see the event twice, with the sa
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -622,7 +621,11 @@ def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[
         return values, None
     due = datetime.fromtimestamp(decision.next_attempt_at_ms / 1000, tz=at.tzinfo)
     values["next_attempt_at"] = due
-    values["dispatched_until"] = due + notifier.dispatch_grace
+    # No delayed broker message: the relay hands the row on once it is due (it looks at
+    # least every second), or a run of its endpoint leases it; a message per retry would
+    # mostly find the row already delivered (a recovered endpoint's backlog is brought
+    # forward and drained by runs).
+    values["dispatched_until"] = None
     return values, max(0, decision.next_attempt_at_ms - int(at.timestamp() * 1000))
 
 
@@ -769,10 +772,6 @@ def _flush(notifier: Notifier, run: _Run, *, go_on: bool) -> list[str]:
             session = uow.session
             connection = session.connection()
             done = _move_all(connection, outcomes, at)
-            for outcome, state in done:
-                if state != "lease lost" and outcome.delay_ms is not None:
-                    uow.after_commit(functools.partial(
-                        contracts.send_deliver_webhook, broker, outcome.claim.delivery_id, outcome.delay_ms))
             unsent = [c.delivery_id for c in run.queue]
             fresh: list[_Claim] = []
             if go_on:
