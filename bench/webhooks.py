@@ -7,7 +7,8 @@ own (``bench/webhook_receiver.py``: HTTP/1.1 keep-alive on 127.0.0.1). Then, in 
 
 0. **receiver capacity**: the fast receiver (2 ms per answer) is sent ``--capacity`` signed
    POSTs directly, over kept-alive connections, as many at once as the notifier may send to
-   one endpoint: the most the receiver itself can take, the figure the notifier is held to;
+   one endpoint: the most the receiver itself can take from a Python client, the figure the
+   notifier is held to (measured before and after phase 1, the mean is quoted);
 1. **backlog**: one endpoint (``ACTIVITY_UPDATES``) on that receiver answering 503 while
    ``--signatures`` ``sign_raw_payload`` activities are submitted (two events each:
    submission and completion); once every event has been tried (and refused) at least once,
@@ -209,6 +210,10 @@ def main() -> None:
         succeeded = states(db, endpoint).get("SUCCEEDED", 0)
         first, last = seen["first_at"], seen["last_at"]
         dup_backlog = duplicates(seen)
+        # The receiver's capacity again, right after: the machine's load drifts; the mean of
+        # the two measurements brackets the drain.
+        receiver_after, _ = capacity(fast, args.capacity, cap)
+        receiver_before, receiver_rate = receiver_rate, (receiver_rate + receiver_after) / 2
 
         # 2. a slow receiver and a fast one side by side
         delete_endpoint(dep, endpoint)
@@ -232,7 +237,8 @@ def main() -> None:
         print(f"production path: gunicorn, PostgreSQL, RabbitMQ, worker processes; notifier "
               f"{args.notifier_threads} threads, at most {cap} deliveries in flight per endpoint")
         print(f"0. receiver capacity (direct keep-alive POSTs, {cap} at once, 2 ms each): "
-              f"{receiver_rate:.1f}/s")
+              f"{receiver_rate:.1f}/s (before the backlog {receiver_before:.1f}/s, after "
+              f"{receiver_after:.1f}/s)")
         print(cpu_table("   receiver capacity", receiver_cpu).replace("request", "POST"))
         print(f"1. backlog: {args.signatures} signatures submitted at {submit_rate:.1f}/s while the "
               f"receiver answered 503; {backlog} events tried and waiting")
