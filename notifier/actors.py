@@ -91,7 +91,7 @@ ENDPOINT_FRESH_S = 1.0
 HEALTH_QUIET_S = 60.0
 #: How long recording an outcome is retried in place on deadlocks and lost connections
 #: (a PostgreSQL restart) before giving up (the lease then expires; the relay sends again).
-RECORD_RETRY_S = 60.0
+RECORD_RETRY_S = 30.0
 #: SQLSTATEs of a deadlock and a serialization failure.
 _RETRY_STATES = frozenset({"40P01", "40001"})
 
