@@ -10,8 +10,8 @@ per status change of an activity (event) and endpoint:
 
 - **lost**: owed but never answered 200 (the row is not ``SUCCEEDED``, or the receiver never
   accepted its event id), or an activity's final status with no event row at all;
-- **duplicate, no fault near**: answered 200 twice although no fault was injected between
-  (30 s before) the first acceptance and the second;
+- **duplicate, no fault near**: answered 200 twice although no fault was under way between
+  (5 s before) the first acceptance and the second;
 - **duplicate across a fault**: answered 200 twice with a fault in that span (at-least-once:
   a notifier killed between the receiver's answer and the record sends it again).
 """
@@ -31,9 +31,9 @@ import psycopg
 import requests
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A duplicate whose first acceptance is this long before a fault (or later) is across it:
-#: the notifier's lease (25 s) plus the relay's pickup.
-FAULT_REACH_S = 30.0
+#: A duplicate is across a fault that was under way between its first acceptance (less this
+#: margin: the record of an answer follows it by a moment) and its second.
+FAULT_REACH_S = 5.0
 
 
 @dataclass
