@@ -383,8 +383,9 @@ def _fail_inactive(session: Any, delivery_id: str, token: str) -> None:
 def _peek(notifier: Notifier, delivery_id: str, at: datetime) -> str | tuple[str, str]:
     """Whether a message's row is worth a claim: ``("claim", endpoint_id)`` or why not.
 
-    A message that arrives before the row is due (clock skew between hosts, a stray copy)
-    is put back with the remaining delay rather than left to the relay's grace period.
+    A message that arrives before the row is due (a stray copy of a message for an earlier
+    attempt, clock skew between hosts) is dropped: the row waits undispatched, and the relay
+    hands it on once it is due.
     """
     with notifier.services.session_factory() as session:
         row = session.connection().execute(_PEEK, {"delivery_id": delivery_id}).first()
@@ -394,8 +395,6 @@ def _peek(notifier: Notifier, delivery_id: str, at: datetime) -> str | tuple[str
         return "settled"
     remaining = as_utc(row.next_attempt_at) - at
     if remaining > EARLY_SLACK:
-        delay_ms = int(remaining.total_seconds() * 1000)
-        contracts.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
         return "not due"
     if row.sending_until is not None and as_utc(row.sending_until) >= at:
         return "busy"
