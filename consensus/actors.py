@@ -17,11 +17,11 @@ import dramatiq
 from sqlalchemy import select
 
 from infra.activities import registry
-from infra.bootstrap import Services
 from infra.db.models.activities import Activity
 from infra.messaging import contracts
 from infra.pipeline import lifecycle
 from infra.pipeline.execute import MAX_RETRIES, retry_when, run_activity
+from infra.services import Services
 
 
 def hand_to_pool(services: Services, activity_id: str) -> str | None:

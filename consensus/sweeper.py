@@ -17,12 +17,12 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from infra.activities import registry
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.messaging import contracts
 from infra.observability import metrics
 from infra.pipeline import lifecycle
+from infra.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ import falcon
 import sqlalchemy.exc
 
 from infra import ratelimit, safejson
-from infra.bootstrap import Services
 from infra.errors import ResourceExhausted
 from infra.identity.ancestry import organization_chain
 from infra.observability import context
+from infra.services import Services
 from ingress.resources.api import read_body
 
 ALLOWED_HEADERS = ("Content-Type, X-Stamp, X-Stamp-Webauthn, X-Stamp-Attested, "

@@ -28,14 +28,14 @@ from typing import Any
 import dramatiq
 from sqlalchemy import or_, text, update
 
-from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from infra.db.unit_of_work import UnitOfWork
 from infra.messaging import contracts, queues
 from infra.pipeline.execute import MAX_RETRIES, retry_when
+from infra.services import Services, WorkerServices
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
-from infra.webhooks.extension import KEYRING
 from infra.webhooks.keystore import KeyRingFile, keyring_path
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
@@ -252,7 +252,7 @@ def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
 
 def _update_health(
     notifier: Notifier,
-    session: Any,
+    uow: UnitOfWork,
     claim: _Claim,
     record: AttemptRecord,
     at: datetime,
@@ -269,6 +269,7 @@ def _update_health(
     Writes only when the health changes (first failure, first success after failures), so the
     common path costs no extra statement.
     """
+    session = uow.session
     ok = not record.refused and classify(record.status_code) is AttemptClass.SUCCESS
     if ok and claim.failing_since is None:
         return
@@ -301,7 +302,7 @@ def _update_health(
         .values(is_active=False)
         .execution_options(synchronize_session=False)
     )
-    if claimed.rowcount != 1:
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
         return
     endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
     if endpoint is None:
@@ -310,7 +311,7 @@ def _update_health(
     reason = f"disabled after failing for {days:.1f} days without success"
     if gave_up:
         reason += "; a delivery ran out of retries"
-    endpoint_rules.disable_endpoint(session, endpoint, reason, at)
+    endpoint_rules.disable_endpoint(uow, endpoint, reason, at)
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
@@ -393,7 +394,7 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
             and not record.refused
             and classify(record.status_code) is AttemptClass.RETRYABLE
         )
-        _update_health(notifier, session, claim, record, at, exhausted=exhausted)
+        _update_health(notifier, uow, claim, record, at, exhausted=exhausted)
         # This attempt frees a slot of its endpoint: hand its next due row on now rather
         # than at the relay's next poll.
         following = dispatch_due(
@@ -437,11 +438,11 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
 
 
 def build_notifier(services: Services, **overrides: Any) -> Notifier:
-    """The notifier of this process (its key ring comes from the worker hook)."""
-    keys = services.extras.get(KEYRING)
-    if keys is None:
+    """The notifier of this process (its key ring is the worker services' one)."""
+    if isinstance(services, WorkerServices):
+        keys = services.webhook_keys
+    else:
         keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
-        services.extras[KEYRING] = keys
     allow = endpoint_rules.allow_list(services.settings.webhook_allow)
     overrides.setdefault(
         "max_in_flight", in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dramatiq
 
-from infra.bootstrap import Services
 from infra.messaging import contracts
 from infra.pipeline.execute import MAX_RETRIES, retry_when, run_activity
+from infra.services import Services
 
 
 def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:

@@ -8,8 +8,8 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.crypto import bundles, hpke
 from infra.errors import InvalidRequest
 from infra.messaging import queues
+from infra.services import custody_of
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
 
 ENGLISH = "MNEMONIC_LANGUAGE_ENGLISH"

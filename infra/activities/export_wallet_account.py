@@ -7,8 +7,8 @@ from typing import Any
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.crypto import bundles, hpke
 from infra.messaging import queues
+from infra.services import custody_of
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
 
 

@@ -14,8 +14,8 @@ from infra.crypto import bundles, hd, hpke
 from infra.db.models.wallets import ImportTarget
 from infra.errors import FailedPrecondition
 from infra.messaging import queues
+from infra.services import custody_of
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
 
 

@@ -13,7 +13,7 @@ from infra.crypto import bundles, hpke
 from infra.db.models.wallets import ImportTarget
 from infra.errors import PermissionDenied
 from infra.messaging import queues
-from infra.wallets.custody import custody_of
+from infra.services import custody_of
 from infra.wiremodel import WireModel
 
 KIND = "wallet"

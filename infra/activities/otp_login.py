@@ -14,7 +14,7 @@ from typing import Any
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.errors import Unauthenticated
 from infra.messaging import queues
-from infra.sessions.extension import service_keys
+from infra.services import service_keys
 from infra.sessions.params import chain_of, seconds, timestamp_name
 from infra.sessions.redaction import reveal
 from infra.sessions.tokens import (

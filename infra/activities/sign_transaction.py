@@ -13,8 +13,8 @@ from typing import Any, Literal
 from infra import chains
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.services import custody_of
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
 
 TransactionType = Literal[

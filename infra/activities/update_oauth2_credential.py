@@ -8,7 +8,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
-from infra.sessions.extension import service_keys
+from infra.services import custody_of, service_keys
 from infra.sessions.oauth2 import (
     MAX_SECRET_ENVELOPE_LENGTH,
     Oauth2ProviderName,
@@ -16,7 +16,6 @@ from infra.sessions.oauth2 import (
     open_client_secret,
     store_credential,
 )
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.sessions.extension import service_keys
+from infra.services import service_keys
 from infra.sessions.flows import check_code
 from infra.sessions.params import seconds
 from infra.sessions.tokens import p256_public_key

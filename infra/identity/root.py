@@ -16,10 +16,10 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.organizations import Organization, User
 from infra.identity.credentials import ApiKeyParams, add_api_key
+from infra.services import Services
 
 KEY_FILE = "root-api-key.json"
 

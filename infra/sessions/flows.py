@@ -6,9 +6,9 @@ from typing import Any
 
 from infra.db.models.organizations import User
 from infra.db.models.sessions import OtpCode
+from infra.services import service_keys
 from infra.sessions import delivery, otp
 from infra.sessions.delivery import EmailCustomization
-from infra.sessions.extension import service_keys
 from infra.sessions.params import organizations_below
 from infra.sessions.redaction import reveal
 

@@ -26,6 +26,8 @@ from infra.db.models.identity import OauthProvider
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.errors import AlreadyExists, InvalidRequest, NotFound, Unauthenticated
 from infra.identity.credentials import ApiKeyParams, add_api_key
+from infra.services import Services, service_keys
+from infra.sessions.service_keys import NOTARIZER
 
 SessionType = Literal["SESSION_TYPE_READ_WRITE", "SESSION_TYPE_READ_ONLY"]
 
@@ -64,7 +66,7 @@ def sign_session_jwt(private_key: ec.EllipticCurvePrivateKey, claims: dict[str, 
     return f"{signing_input.decode()}.{_b64url(_raw_signature(der))}"
 
 
-def issue_session_jwt(services: Any, *, user_id: str, organization_id: str, public_key_hex: str,
+def issue_session_jwt(services: Services, *, user_id: str, organization_id: str, public_key_hex: str,
                       session_type: SessionType, expiration_seconds: int, now: datetime,
                       session: Session | None = None) -> str:
     """The ``session`` JWT of a login, signed by the current notarizer key (workers only).
@@ -72,9 +74,6 @@ def issue_session_jwt(services: Any, *, user_id: str, organization_id: str, publ
     Claims in Turnkey's order: ``exp`` (seconds), ``public_key`` (compressed hex, as stamped),
     ``session_type``, ``user_id``, ``organization_id`` (the user's own organization).
     """
-    from infra.sessions.extension import service_keys
-    from infra.sessions.service_keys import NOTARIZER
-
     claims = {
         "exp": int(now.timestamp()) + int(expiration_seconds),
         "public_key": public_key_hex,

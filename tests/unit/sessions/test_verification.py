@@ -21,8 +21,8 @@ from infra.db.migrate import upgrade
 from infra.db.models.organizations import Organization
 from infra.db.models.sessions import OtpCode
 from infra.errors import InvalidRequest, ResourceExhausted, Unauthenticated
+from infra.services import service_keys
 from infra.sessions import otp
-from infra.sessions.extension import service_keys
 from infra.sessions.service_keys import PUBLIC_CACHE, VERIFICATION_TOKEN
 from infra.sessions.verification import (
     ClientSignature,
