@@ -81,7 +81,8 @@ def _ctx(uow: UnitOfWork, vote_activity: Activity, services: FakeServices) -> Ac
                            services=services)  # type: ignore[arg-type]
 
 
-def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(uow: UnitOfWork, session: Session) -> None:
+def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(
+        uow: UnitOfWork, session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
                      "ACTIVITY_TYPE_APPROVE_ACTIVITY")
@@ -97,7 +98,8 @@ def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(uow: UnitOf
         vote.body, "02bob", "sig-bob")
 
 
-def test_a_rejection_ends_the_target_rejected_without_re_evaluation(uow: UnitOfWork, session: Session) -> None:
+def test_a_rejection_ends_the_target_rejected_without_re_evaluation(
+        uow: UnitOfWork, session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
                      "ACTIVITY_TYPE_REJECT_ACTIVITY")
