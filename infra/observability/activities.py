@@ -14,7 +14,7 @@ import logging
 from infra.clock import as_utc, now
 from infra.db.models.activities import Activity
 from infra.db.unit_of_work import UnitOfWork
-from infra.observability import context, metrics
+from infra.observability import context
 from infra.pipeline import lifecycle
 
 log = logging.getLogger("walletd.activity")
@@ -32,6 +32,8 @@ def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None
 
 def _committed(activity_id: str, organization_id: str, activity_type: str, previous: str | None,
                status: str, settled: float | None) -> None:
+    from infra.observability import metrics  # lazily: the supervisor picks the metrics mode first
+
     metrics.ACTIVITIES.labels(activity_type, status).inc()
     if settled is not None:
         metrics.SETTLE_SECONDS.labels(activity_type, status).observe(settled)
