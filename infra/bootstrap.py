@@ -2,7 +2,7 @@
 
 Read it top to bottom: nothing else wires anything, and no module changes process-wide
 behaviour by being imported. Nothing connects at import time. Only worker-type roles get key
-material (:class:`~infra.services.WorkerServices`); the ingress role's settings carry no
+material (:class:`~infra.worker_services.WorkerServices`); the ingress role's settings carry no
 master-key location at all and its :class:`~infra.services.Services` has no field for a key.
 
 What is wired here, in order:
@@ -45,13 +45,14 @@ from infra.messaging import contracts, queues
 from infra.messaging.broker import build_broker
 from infra.observability import activities as activity_metrics
 from infra.pipeline.lifecycle import Settlements
-from infra.services import Services, WorkerServices
+from infra.services import Services
 from infra.sessions import attested as attested_tokens
 from infra.sessions import attested_oidc, otp, redaction
 from infra.sessions.service_keys import ServiceKeys
 from infra.settings import Role, Settings
 from infra.wallets.custody import Custody, load_custody
 from infra.webhooks import keystore, outbox
+from infra.worker_services import WorkerServices
 
 __all__ = ["ACTIVITY_LISTENERS", "Services", "WorkerServices", "bootstrap", "stamps"]
 
@@ -120,7 +121,11 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
     engine = make_engine(settings.effective_database_url, pool_size=pool, application_name=name)
     session_factory = make_session_factory(engine)
     quotas.install(session_factory)  # resource limits checked before every flush
-    broker = broker or build_broker(settings.broker_url)
+    if broker is None:
+        # imported here: the supervisor picks prometheus-client's multiprocess mode first
+        from infra.observability.messages import Observe
+
+        broker = build_broker(settings.broker_url, middleware=[Observe()])
     settlements = Settlements()
     common = dict(
         settings=settings,

@@ -1,10 +1,8 @@
-"""What a process runs with: ``Services`` (every role) and ``WorkerServices`` (key holders).
+"""What a process runs with: ``Services``, frozen, built only by ``infra.bootstrap``.
 
-Both are frozen and built only by the composition root, ``infra.bootstrap``. The ingress gets a
-plain :class:`Services`: its type has no field through which key material could reach it.
-Worker-type roles (``worker``, ``embedded``, ``cli``) get :class:`WorkerServices`, which adds
-the master-key custody, the service keys and the webhook signing key ring. Code that needs a
-key asks :func:`custody_of` / :func:`service_keys`, which refuse anything but a worker.
+The ingress gets a plain :class:`Services`: its type has no field through which key material
+could reach it. Worker-type roles (``worker``, ``embedded``, ``cli``) get
+``infra.worker_services.WorkerServices``, which adds the keys.
 """
 
 from __future__ import annotations
@@ -20,13 +18,9 @@ from infra.auth.principal import Stamps
 from infra.db.engine import write_lock
 from infra.db.listen import Listener
 from infra.db.unit_of_work import ActivityListener, UnitOfWork
-from infra.errors import Internal
 from infra.pipeline.lifecycle import Settlements
 from infra.pipeline.wait import Waiter, make_waiter
-from infra.sessions.service_keys import ServiceKeys
 from infra.settings import Role, Settings
-from infra.wallets.custody import Custody
-from infra.webhooks.keystore import KeyRingFile
 
 
 class _Connections:
@@ -95,32 +89,3 @@ class Services:
         process's other writers on SQLite)."""
         return UnitOfWork(self.session_factory, write_lock(self.engine),
                           listeners=self.activity_listeners)
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkerServices(Services):
-    """A worker-type process's services: :class:`Services` plus its key material.
-
-    Attributes:
-        custody: The master keyring and the bundle signer.
-        service_keys: The service's login, verification-token and encryption keys.
-        webhook_keys: The webhook signing key ring.
-    """
-
-    custody: Custody
-    service_keys: ServiceKeys
-    webhook_keys: KeyRingFile
-
-
-def custody_of(services: Services) -> Custody:
-    """The custody of a worker process (``Internal`` anywhere else)."""
-    if not isinstance(services, WorkerServices):
-        raise Internal("key custody is not available in this process")
-    return services.custody
-
-
-def service_keys(services: Services) -> ServiceKeys:
-    """The service keys of a worker process (``Internal`` anywhere else)."""
-    if not isinstance(services, WorkerServices):
-        raise Internal("service keys are not available in this process")
-    return services.service_keys

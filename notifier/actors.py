@@ -33,7 +33,7 @@ from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEnd
 from infra.db.unit_of_work import UnitOfWork
 from infra.messaging import contracts, queues
 from infra.pipeline.execute import MAX_RETRIES, retry_when
-from infra.services import Services, WorkerServices
+from infra.services import Services
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
 from infra.webhooks.keystore import KeyRingFile, keyring_path
@@ -48,6 +48,7 @@ from infra.webhooks.schedule import (
     failing_too_long,
 )
 from infra.webhooks.signing import sign_delivery
+from infra.worker_services import WorkerServices
 from notifier.delivery import AttemptRecord, DeliveryConfig, attempt_delivery
 from notifier.dispatch import (
     MAX_IN_FLIGHT_PER_ENDPOINT,

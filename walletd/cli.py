@@ -93,7 +93,7 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     services = bootstrap(settings, "cli")
-    path = ensure_root(services)
+    path = ensure_root(services.uow, services.settings)
     print(f"root API key written to {path}" if path else "an organization exists already")
     print(f"auth proxy public key: {ensure_key_file(settings)}")
     return 0
@@ -110,7 +110,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    created = ensure_root(services)
+    created = ensure_root(services.uow, services.settings)
     ensure_key_file(settings)
     key_file = settings.data_dir / KEY_FILE
     print(("created root organization; " if created else "") + f"root API key: {key_file}",

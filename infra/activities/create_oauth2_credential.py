@@ -17,7 +17,6 @@ from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.clock import new_id
 from infra.db.models.oauth import Oauth2Credential
 from infra.messaging import queues
-from infra.services import custody_of, service_keys
 from infra.sessions.oauth2 import (
     MAX_SECRET_ENVELOPE_LENGTH,
     Oauth2ProviderName,
@@ -25,6 +24,7 @@ from infra.sessions.oauth2 import (
     store_credential,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of, service_keys
 
 
 class Params(WireModel):

@@ -11,9 +11,9 @@ from infra.crypto.addresses import derive_address, parse_address_format, parse_c
 from infra.crypto.signing import generate_private_key
 from infra.errors import InvalidRequest
 from infra.messaging import queues
-from infra.services import custody_of
 from infra.wallets import store
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 _PROBE = {
     "CURVE_SECP256K1": bytes.fromhex(

@@ -7,9 +7,9 @@ from typing import Any
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.crypto import bundles, hpke
 from infra.messaging import queues
-from infra.services import custody_of
 from infra.wallets import store
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

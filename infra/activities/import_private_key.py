@@ -17,9 +17,9 @@ from infra.crypto.addresses import Curve, parse_curve
 from infra.crypto.signing import public_key_from_private
 from infra.errors import InvalidRequest
 from infra.messaging import queues
-from infra.services import custody_of
 from infra.wallets import store
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

@@ -14,9 +14,9 @@ from infra.crypto import bundles, hd, hpke
 from infra.db.models.wallets import ImportTarget
 from infra.errors import FailedPrecondition
 from infra.messaging import queues
-from infra.services import custody_of
 from infra.wallets import store
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

@@ -16,7 +16,6 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.crypto import hpke
 from infra.errors import InvalidRequest
 from infra.messaging import queues
-from infra.services import service_keys
 from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
 from infra.sessions.oidc_login import spend_login, verify_login
@@ -29,6 +28,7 @@ from infra.sessions.tokens import (
     new_session_key,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class Params(WireModel):

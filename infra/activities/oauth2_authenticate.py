@@ -18,7 +18,6 @@ from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.errors import InvalidRequest
 from infra.identity.ancestry import organization_chain
 from infra.messaging import queues
-from infra.services import custody_of, service_keys
 from infra.sessions.egress import Egress
 from infra.sessions.oauth2 import (
     VERIFIER_LENGTH,
@@ -31,6 +30,7 @@ from infra.sessions.oauth2 import (
 )
 from infra.sessions.redaction import reveal
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of, service_keys
 
 
 class Params(WireModel):

@@ -8,7 +8,6 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
-from infra.services import custody_of, service_keys
 from infra.sessions.oauth2 import (
     MAX_SECRET_ENVELOPE_LENGTH,
     Oauth2ProviderName,
@@ -17,6 +16,7 @@ from infra.sessions.oauth2 import (
     store_credential,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of, service_keys
 
 
 class Params(WireModel):

@@ -16,7 +16,6 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext
 from infra.errors import Unauthenticated
-from infra.services import service_keys
 from infra.sessions.params import chain_of
 from infra.sessions.redaction import reveal
 from infra.sessions.verification import (
@@ -26,6 +25,7 @@ from infra.sessions.verification import (
     verify_client_signature,
     verify_token,
 )
+from infra.worker_services import service_keys
 
 
 def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, Any] | None,

@@ -14,9 +14,9 @@ from infra import bootstrap
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import WebhookDelivery
 from infra.pipeline import lifecycle
-from infra.services import WorkerServices
 from infra.sessions import redaction
 from infra.webhooks import outbox
+from infra.worker_services import WorkerServices
 from tests.support.webhook_world import World, build_world
 
 CODE = "918273"

@@ -13,7 +13,6 @@ from infra.crypto import hpke
 from infra.db.migrate import upgrade
 from infra.db.models.wallets import ServiceKey
 from infra.errors import InvalidRequest
-from infra.services import WorkerServices, custody_of, service_keys
 from infra.sessions.service_keys import (
     ENCRYPTION,
     NOTARIZER,
@@ -26,6 +25,7 @@ from infra.sessions.service_keys import (
 )
 from infra.settings import Settings
 from infra.wallets.custody import rewrap_all
+from infra.worker_services import WorkerServices, custody_of, service_keys
 from ingress.app import create_app
 
 PATH = "/public/v1/discovery/keys"

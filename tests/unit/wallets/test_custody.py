@@ -10,9 +10,9 @@ from infra.bootstrap import bootstrap
 from infra.crypto.keyring import KEYRING_FILENAME, KeyringUnavailable, init_keyring_file
 from infra.db.models.wallets import Wallet
 from infra.errors import Internal
-from infra.services import WorkerServices, custody_of
 from infra.settings import Settings
 from infra.wallets.custody import load_custody, row_context
+from infra.worker_services import WorkerServices, custody_of
 
 
 @pytest.fixture
