@@ -25,6 +25,7 @@ hook as an argument (``on_oidc_token=infra.sessions.oidc_login.spend_signup``).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 from typing import Final
@@ -127,7 +128,7 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
 
         broker = build_broker(settings.broker_url, middleware=[Observe()])
     settlements = Settlements()
-    common = dict(
+    services = Services(
         settings=settings,
         role=role,
         engine=engine,
@@ -139,21 +140,19 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         settlements=settlements,
         stamps=stamps(),
     )
-    services: Services
     if role in KEY_HOLDING_ROLES:
         custody = _custody(settings, session_factory)
         webhook_keys = keystore.KeyRingFile(keystore.keyring_path(settings.data_dir),
                                             now_ms=now_ms())
-        services = WorkerServices(**common, custody=custody,  # type: ignore[arg-type]
-                                  service_keys=ServiceKeys(custody), webhook_keys=webhook_keys)
+        services = WorkerServices(
+            **{f.name: getattr(services, f.name) for f in dataclasses.fields(Services)},
+            custody=custody, service_keys=ServiceKeys(custody), webhook_keys=webhook_keys)
         _ensure_service_keys(services)
         _publish_webhook_keys(services)
         # New webhook deliveries go to the notifier right after their commit.
         outbox.set_dispatcher(_webhook_dispatcher(broker))
         # Auth proxy configuration changes are published over the rate limiter's Redis.
         invalidation.configure(settings.effective_rate_limit_url)
-    else:
-        services = Services(**common)  # type: ignore[arg-type]
     if role != "cli" and services.listener is not None:
         # forget organizations without endpoints when endpoints change (PostgreSQL NOTIFY)
         outbox.ENDPOINT_ABSENCE.watch(services.listener)

@@ -28,6 +28,7 @@ from infra.bootstrap import bootstrap
 from infra.db.migrate import upgrade
 from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
+from infra.services import Services
 from infra.settings import Settings
 
 log = logging.getLogger("walletd")
@@ -247,7 +248,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         multiprocess.forget_dir(metrics_dir)
 
 
-def _probe(services: Any, alive: Callable[[], bool]) -> Any:
+def _probe(services: Services, alive: Callable[[], bool]) -> Any:
     from walletd import probe
 
     return probe.serve(services, alive)

@@ -61,16 +61,19 @@ def seal_on_create(uow: UnitOfWork, activity: Activity, previous: str | None) ->
     values = [intent[f] for f in fields if isinstance(intent.get(f), str) and intent[f]]
     if not values:
         return
-    public = current_public_key(session, ENCRYPTION)
+    # Redact first: the submitter's vote (stamped over the body) may already be flushed
+    # (persistent) rather than new, so look at every vote of the activity this session holds.
+    activity.body = _redact_text(activity.body, values)
+    for obj in [*session.new, *session.identity_map.values()]:
+        if isinstance(obj, Vote) and obj.activity_id == activity.id:
+            obj.message = _redact_text(obj.message, values)
+    with session.no_autoflush:
+        public = current_public_key(session, ENCRYPTION)
     if not public:
         raise Unavailable("the service encryption key does not exist yet; retry shortly")
     sealed = {f: SEALED_PREFIX + encrypt_to_bundle(intent[f].encode(), public)
               for f in fields if intent.get(f) in values}
     activity.intent = {key: {**intent, **sealed}}
-    activity.body = _redact_text(activity.body, values)
-    for obj in list(session.new):
-        if isinstance(obj, Vote) and obj.activity_id == activity.id:
-            obj.message = _redact_text(obj.message, values)
 
 
 def redact_on_settle(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
