@@ -42,7 +42,7 @@ from infra.clock import now_ms
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
 from infra.db.unit_of_work import ActivityListener
 from infra.identity import passkeys, quotas
-from infra.messaging import contracts, queues
+from infra.messaging import actor_messages, queues
 from infra.messaging.broker import build_broker
 from infra.observability import activities as activity_metrics
 from infra.pipeline.lifecycle import Settlements
@@ -164,7 +164,7 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
 def _webhook_dispatcher(broker: dramatiq.Broker) -> Callable[[list[str]], None]:
     def dispatch(ids: list[str]) -> None:
         for delivery_id in ids:
-            contracts.send_deliver_webhook(broker, delivery_id)
+            actor_messages.send_deliver_webhook(broker, delivery_id)
     return dispatch
 
 

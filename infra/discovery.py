@@ -12,7 +12,7 @@ from typing import Any, Final
 from sqlalchemy.orm import Session
 
 from infra.sessions.service_keys import discovery_section as service_keys_section
-from infra.wallets.extension import signer_section
+from infra.wallets.sections import signer_section
 
 #: The sections of the document, in order.
 DISCOVERY_KEYS: Final[tuple[Callable[[Session], dict[str, Any]], ...]] = (

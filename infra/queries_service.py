@@ -7,11 +7,11 @@ from typing import Any
 
 from infra.auth.principal import authenticate
 from infra.clock import now
-from infra.envelope import organization_id_of, parse_json_object, validate_model
 from infra.errors import NotFound
 from infra.queries import registry
 from infra.queries.spec import QueryContext
 from infra.services import Services
+from infra.submit_body import organization_id_of, parse_json_object, validate_model
 
 
 def query(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from sqlalchemy import or_, text, update
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.db.unit_of_work import UnitOfWork
-from infra.messaging import contracts, queues
+from infra.messaging import actor_messages, queues
 from infra.pipeline.execute import MAX_RETRIES, retry_when
 from infra.services import Services
 from infra.webhooks import endpoints as endpoint_rules
@@ -40,8 +40,8 @@ from infra.webhooks.keystore import KeyRingFile, keyring_path
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,
-    Decision,
     DeliveryState,
+    DeliveryUpdate,
     RetrySchedule,
     classify,
     decide,
@@ -129,7 +129,7 @@ def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> st
     remaining = as_utc(delivery.next_attempt_at) - at
     if remaining > EARLY_SLACK:
         delay_ms = int(remaining.total_seconds() * 1000)
-        contracts.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
+        actor_messages.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
         return "not due"
     if delivery.sending_until is not None and as_utc(delivery.sending_until) >= at:
         return "busy"
@@ -316,7 +316,8 @@ def _update_health(
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
-def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[dict[str, Any], int | None]:
+def _row_changes(notifier: Notifier, decision: DeliveryUpdate,
+                 at: datetime) -> tuple[dict[str, Any], int | None]:
     """The delivery row's new values after an attempt, and the retry delay (ms) if any."""
     values: dict[str, Any] = {
         "attempts": WebhookDelivery.attempts + 1,
@@ -389,7 +390,7 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
         session.add(_attempt_row(delivery_id, claim, record, decision.state.value, at))
         if delay_ms is not None:
             broker = notifier.services.broker
-            uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+            uow.after_commit(lambda: actor_messages.send_deliver_webhook(broker, delivery_id, delay_ms))
         exhausted = (
             decision.state is DeliveryState.FAILED
             and not record.refused
@@ -461,8 +462,8 @@ def declare(services: Services, notifier: Notifier | None = None) -> list[dramat
 
     decorate = dramatiq.actor(
         broker=services.broker,
-        actor_name=contracts.DELIVER_WEBHOOK,
-        queue_name=contracts.ACTORS[contracts.DELIVER_WEBHOOK],
+        actor_name=actor_messages.DELIVER_WEBHOOK,
+        queue_name=actor_messages.ACTORS[actor_messages.DELIVER_WEBHOOK],
         # Only infrastructure failures (database down) reach the broker; HTTP outcomes are
         # recorded on the row and rescheduled by the retry schedule, never raised.
         max_retries=MAX_RETRIES,

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.identity.extension import add_oauth_provider, provider_identity
+from infra.identity.directory import add_oauth_provider, provider_identity
 from infra.messaging import queues
 from infra.sessions.oidc_login import spend_signup
 from infra.wiremodel import WireModel

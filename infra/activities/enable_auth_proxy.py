@@ -21,8 +21,8 @@ from infra.db.models.organizations import User
 from infra.identity.credentials import ApiKeyParams
 from infra.identity.users import UserParams, create_user
 from infra.messaging import queues
-from infra.policies import PolicyParams, add_policy, check_room
 from infra.sessions.oidc_login import spend_signup
+from infra.stored_policies import PolicyParams, add_policy, check_room
 from infra.wiremodel import WireModel
 
 USER_NAME = "Auth Proxy"

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from infra.db.models.organizations import User
 from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
-from infra.identity.extension import OidcTokenHook, attach_identity, check_identity
+from infra.identity.directory import OidcTokenHook, attach_identity, check_identity
 from infra.wiremodel import WireModel
 
 

@@ -77,7 +77,7 @@ def run_activity(services: Services, activity_id: str) -> str | None:
     return fail_activity(services, activity_id, failure)
 
 
-def _settle(services: Services, uow: UnitOfWork, ballot: decide.Ballot) -> str:
+def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity) -> str:
     """Decide the claimed activity and move it to where the decision leads."""
     activity = ballot.activity
     # Inside the guard: an intent stored under older rules that no longer validates is

@@ -22,15 +22,6 @@ from infra.auth.principal import Principal, authenticate
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.unit_of_work import UnitOfWork
-from infra.envelope import (
-    Envelope,
-    check_fresh,
-    fingerprint,
-    invalid_request,
-    parse_envelope,
-    parse_json_object,
-    validate_model,
-)
 from infra.errors import (
     AlreadyExists,
     InvalidRequest,
@@ -40,10 +31,19 @@ from infra.errors import (
     from_failure,
 )
 from infra.identity.ancestry import organization_chain
-from infra.messaging.contracts import send_execute_activity
+from infra.messaging.actor_messages import send_execute_activity
 from infra.pipeline import lifecycle
 from infra.pipeline.wait import Watch
 from infra.services import Services
+from infra.submit_body import (
+    SubmitBody,
+    check_fresh,
+    fingerprint,
+    invalid_request,
+    parse_envelope,
+    parse_json_object,
+    validate_model,
+)
 from infra.views.activities import load_and_render
 from infra.wiremodel import WireModel
 
@@ -89,7 +89,7 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
         return answer(services, activity_id, principal.user_id, watch)
 
 
-def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: Envelope,
+def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: SubmitBody,
             headers: Mapping[str, str], body: bytes, watch: Watch) -> tuple[str, Principal]:
     """Authenticate and store the activity once; return its id and who sent it.
 
@@ -209,7 +209,7 @@ def _vote_target(activity: Activity) -> str | None:
     return target if isinstance(target, str) else None
 
 
-def _store(uow: UnitOfWork, envelope: Envelope, version: Version, params: dict[str, Any],
+def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict[str, Any],
            body: bytes, fp: str, principal: Principal) -> Activity:
     activity = Activity(
         organization_id=envelope.organization_id,

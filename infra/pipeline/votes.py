@@ -38,7 +38,7 @@ from infra.db.models.identity import Authenticator, UserTagAssignment
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
-from infra.messaging.contracts import send_execute_activity
+from infra.messaging.actor_messages import send_execute_activity
 from infra.pipeline.lifecycle import CONSENSUS_NEEDED, PENDING, transition
 from infra.pipeline.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.policy import nodes
@@ -54,7 +54,7 @@ REJECTED = "VOTE_SELECTION_REJECTED"
 
 
 @dataclass(frozen=True)
-class Ballot:
+class CountedVote:
     """One recorded vote as far as counting is concerned."""
 
     user_id: str
@@ -63,24 +63,24 @@ class Ballot:
 
 
 def live_approvals(
-    ballots: Iterable[Ballot], now: datetime, window: timedelta = APPROVAL_WINDOW
-) -> list[Ballot]:
+    ballots: Iterable[CountedVote], now: datetime, window: timedelta = APPROVAL_WINDOW
+) -> list[CountedVote]:
     """The approvals still counting at ``now``, oldest first, one per user."""
     approvals = sorted((b for b in ballots if b.selection == APPROVED), key=lambda b: b.created_at)
-    current: list[Ballot] = []
+    current: list[CountedVote] = []
     for ballot in approvals:
         if current and ballot.created_at >= current[0].created_at + window:
             current = []
         current.append(ballot)
     if not current or now >= current[0].created_at + window:
         return []
-    first: dict[str, Ballot] = {}
+    first: dict[str, CountedVote] = {}
     for ballot in current:
         first.setdefault(ballot.user_id, ballot)
     return list(first.values())
 
 
-def rejecters(ballots: Sequence[Ballot]) -> list[str]:
+def rejecters(ballots: Sequence[CountedVote]) -> list[str]:
     """Users who rejected, in vote order, each once."""
     out: list[str] = []
     for ballot in sorted(ballots, key=lambda b: b.created_at):
@@ -89,9 +89,9 @@ def rejecters(ballots: Sequence[Ballot]) -> list[str]:
     return out
 
 
-def ballots_of(votes: Iterable[Vote]) -> list[Ballot]:
+def ballots_of(votes: Iterable[Vote]) -> list[CountedVote]:
     """Counting view of stored vote rows."""
-    return [Ballot(v.user_id, v.selection, as_utc(v.created_at)) for v in votes]
+    return [CountedVote(v.user_id, v.selection, as_utc(v.created_at)) for v in votes]
 
 
 #: Built once: every evaluation and every vote reads them.

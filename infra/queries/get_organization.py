@@ -14,11 +14,11 @@ from sqlalchemy.orm import Session
 
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.errors import NotFound
-from infra.identity.extension import organization_section as identity_section
-from infra.policies import organization_section as policies_section
+from infra.identity.directory import organization_section as identity_section
 from infra.queries.spec import QueryContext, QuerySpec
+from infra.stored_policies import organization_section as policies_section
 from infra.views.users import render_users
-from infra.wallets.extension import organization_section as wallets_section
+from infra.wallets.sections import organization_section as wallets_section
 from infra.wiremodel import WireModel
 
 #: Sections of ``v1OrganizationData`` beyond the organization's own columns, in order:

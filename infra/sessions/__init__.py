@@ -4,7 +4,7 @@ Who owns what (two engineers built this package side by side):
 
 * **A — keys, sessions, one-time codes, delivery**: ``service_keys`` (notarizer,
   verification-token and encryption keys, versioned; ``walletd keys service-*``),
-  ``extension`` (worker hook, discovery), ``tokens`` (the shared interface below),
+  ``tokens`` (the shared interface below),
   ``otp`` / ``verification`` (codes, verification tokens, client signatures),
   ``attested`` (``X-Stamp-Attested`` dispatch and its verification-token scheme),
   ``delivery`` (SMTP, Twilio-style SMS, outbox), and the activities ``stamp_login``,

@@ -23,7 +23,7 @@ from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.identity import OauthProvider
 from infra.errors import Unauthenticated
 from infra.identity.ancestry import organization_chain
-from infra.identity.extension import oidc_claims_unverified
+from infra.identity.directory import oidc_claims_unverified
 from infra.sessions.attested import ATTESTED_TYPES, SIGNATURE_SCHEME
 from infra.sessions.oauth2 import self_issuer
 from infra.sessions.oidc import (

@@ -21,7 +21,7 @@ from infra.db.models.oauth import OidcTokenUse
 from infra.db.uniqueness import add_unique
 from infra.errors import NotFound, Unauthenticated
 from infra.identity.ancestry import organization_chain
-from infra.identity.extension import oidc_claims_unverified
+from infra.identity.directory import oidc_claims_unverified
 from infra.sessions.oauth2 import self_issuer
 from infra.sessions.oidc import (
     OidcIdentity,

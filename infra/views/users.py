@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from infra.clock import as_utc, now, wire_timestamp
 from infra.db.models.organizations import ApiKey, User
-from infra.identity.extension import user_identity_section
+from infra.identity.directory import user_identity_section
 from infra.identity.passkeys import authenticators_section
 
 Section = Callable[[Session, Sequence[str]], dict[str, dict[str, list[Any]]]]

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from infra.crypto import hpke
 from infra.crypto.bundles import ServiceSigner
-from infra.crypto.envelope import Envelope, SealedSecret, wrapped_key_version
+from infra.crypto.envelope import EnvelopeCipher, SealedSecret, wrapped_key_version
 from infra.crypto.keyring import (
     KeyringUnavailable,
     MasterKeyring,
@@ -100,21 +100,21 @@ class Custody:
     def seal_row(self, row: Any, secret: bytes) -> None:
         """Seal ``secret`` into ``row.wrapped_key`` / ``row.ciphertext``."""
         self.refresh()
-        sealed = Envelope(self.keyring).seal(secret, row_context(row))
+        sealed = EnvelopeCipher(self.keyring).seal(secret, row_context(row))
         row.wrapped_key, row.ciphertext = sealed.wrapped_key, sealed.ciphertext
 
     def open_row(self, row: Any) -> bytes:
         """Decrypt a row's secret, re-reading the keyring once for an unknown version."""
         sealed = SealedSecret(row.wrapped_key, row.ciphertext)
         try:
-            return Envelope(self.keyring).open(sealed, row_context(row))
+            return EnvelopeCipher(self.keyring).open(sealed, row_context(row))
         except UnknownKeyVersion:
             self.reload()
-            return Envelope(self.keyring).open(sealed, row_context(row))
+            return EnvelopeCipher(self.keyring).open(sealed, row_context(row))
 
     def rewrap_row(self, row: Any) -> bool:
         """Rewrap a row's data key under the current version; ``True`` if it changed."""
-        envelope = Envelope(self.keyring)
+        envelope = EnvelopeCipher(self.keyring)
         if not envelope.needs_rewrap(row.wrapped_key):
             return False
         row.wrapped_key = envelope.rewrap(row.wrapped_key, row_context(row))

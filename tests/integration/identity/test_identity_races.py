@@ -30,7 +30,7 @@ from infra.db.models.policies import Policy
 from infra.errors import AlreadyExists
 from infra.identity import quotas
 from infra.identity.credentials import ApiKeyParams, add_api_key
-from infra.identity.extension import add_oauth_provider
+from infra.identity.directory import add_oauth_provider
 from infra.identity.root import create_organization, new_p256_keypair
 from infra.sessions.oidc_login import spend_signup
 from infra.validation.limits import ResourceLimitExceeded

@@ -16,7 +16,7 @@ import threading
 import dramatiq
 from dramatiq import Worker
 
-from infra.messaging import contracts, queues
+from infra.messaging import actor_messages, queues
 from infra.messaging.broker import build_broker
 from infra.observability import context
 from infra.observability.logs import JsonFormatter
@@ -65,7 +65,7 @@ def test_a_message_carries_the_senders_request_id_to_the_actor() -> None:
     done = threading.Event()
 
     # An actor with an executor's name, so its first argument is the activity id.
-    @dramatiq.actor(broker=broker, actor_name=contracts.EXECUTE_SIGNING_ACTIVITY,
+    @dramatiq.actor(broker=broker, actor_name=actor_messages.EXECUTE_SIGNING_ACTIVITY,
                     queue_name=queues.SIGNING, max_retries=0)
     def execute(activity_id: str) -> None:
         seen.append(context.current())
@@ -75,7 +75,7 @@ def test_a_message_carries_the_senders_request_id_to_the_actor() -> None:
     worker.start()
     try:
         with context.bound(request_id="req-42"):
-            contracts.send_execute_activity(broker, "act-7", queues.SIGNING)
+            actor_messages.send_execute_activity(broker, "act-7", queues.SIGNING)
         assert done.wait(30)
         broker.join(queues.SIGNING)
         worker.join()
