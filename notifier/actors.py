@@ -44,26 +44,27 @@ import dramatiq
 from sqlalchemy import Table, bindparam, distinct, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from infra.messaging import contracts, queues
+from infra.db.unit_of_work import UnitOfWork
+from infra.messaging import actor_messages, queues
 from infra.pipeline.execute import MAX_RETRIES, is_transient, retry_when
+from infra.services import Services
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
-from infra.webhooks.extension import KEYRING
 from infra.webhooks.keystore import KeyRingFile, keyring_path
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,
-    Decision,
     DeliveryState,
+    DeliveryUpdate,
     RetrySchedule,
     classify,
     decide,
     failing_too_long,
 )
 from infra.webhooks.signing import sign_delivery
+from infra.worker_services import WorkerServices
 from notifier.delivery import AttemptRecord, DeliveryConfig, Transports, attempt_delivery
 from notifier.dispatch import (
     MAX_IN_FLIGHT_PER_ENDPOINT,
@@ -501,7 +502,7 @@ def _health_change(notifier: Notifier, claim: _Claim, record: AttemptRecord, exh
 
 def _update_health(
     notifier: Notifier,
-    session: Any,
+    uow: UnitOfWork,
     claim: _Claim,
     record: AttemptRecord,
     at: datetime,
@@ -520,6 +521,7 @@ def _update_health(
     makes the endpoint's deliveries that wait for a retry due now (those another transaction
     holds are skipped: they keep their time).
     """
+    session = uow.session
     ok = _succeeded(record)
     memory = notifier.health.get(claim.endpoint_id)
     failing_since = memory.failing_since if memory.known else claim.failing_since
@@ -555,7 +557,7 @@ def _update_health(
         .values(is_active=False)
         .execution_options(synchronize_session=False)
     )
-    if claimed.rowcount != 1:
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
         return
     endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
     if endpoint is None:
@@ -564,7 +566,7 @@ def _update_health(
     reason = f"disabled after failing for {days:.1f} days without success"
     if gave_up:
         reason += "; a delivery ran out of retries"
-    endpoint_rules.disable_endpoint(session, endpoint, reason, at)
+    endpoint_rules.disable_endpoint(uow, endpoint, reason, at)
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
@@ -595,7 +597,7 @@ def _record_health(notifier: Notifier, claim: _Claim, record: AttemptRecord, exh
 
     def work() -> None:
         with notifier.services.uow() as uow:
-            _update_health(notifier, uow.session, claim, record, now(), exhausted=exhausted)
+            _update_health(notifier, uow, claim, record, now(), exhausted=exhausted)
             uow.commit()
 
     try:
@@ -604,7 +606,8 @@ def _record_health(notifier: Notifier, claim: _Claim, record: AttemptRecord, exh
         log.exception("could not record the health of webhook endpoint %s", claim.endpoint_id)
 
 
-def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[dict[str, Any], int | None]:
+def _row_changes(notifier: Notifier, decision: DeliveryUpdate,
+                 at: datetime) -> tuple[dict[str, Any], int | None]:
     """The delivery row's new values after an attempt, and the retry delay (ms) if any."""
     values: dict[str, Any] = {
         "attempts": WebhookDelivery.attempts + 1,
@@ -695,7 +698,7 @@ class _Outcome:
 
     claim: _Claim
     record: AttemptRecord
-    decision: Decision
+    decision: DeliveryUpdate
     values: dict[str, Any]
     delay_ms: int | None
 
@@ -784,7 +787,7 @@ def _flush(notifier: Notifier, run: _Run, *, go_on: bool) -> list[str]:
                                                   "b_until": None, "b_token": None})
                 handed = _hand_on(notifier, session, run, at)
                 if handed is not None:
-                    uow.after_commit(lambda: contracts.send_deliver_webhook(broker, handed))
+                    uow.after_commit(lambda: actor_messages.send_deliver_webhook(broker, handed))
             uow.commit()
             return done, fresh
 
@@ -871,11 +874,11 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
 
 
 def build_notifier(services: Services, **overrides: Any) -> Notifier:
-    """The notifier of this process (its key ring comes from the worker hook)."""
-    keys = services.extras.get(KEYRING)
-    if keys is None:
+    """The notifier of this process (its key ring is the worker services' one)."""
+    if isinstance(services, WorkerServices):
+        keys = services.webhook_keys
+    else:
         keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
-        services.extras[KEYRING] = keys
     allow = endpoint_rules.allow_list(services.settings.webhook_allow)
     overrides.setdefault(
         "max_in_flight", in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))
@@ -893,8 +896,8 @@ def declare(services: Services, notifier: Notifier | None = None) -> list[dramat
 
     decorate = dramatiq.actor(
         broker=services.broker,
-        actor_name=contracts.DELIVER_WEBHOOK,
-        queue_name=contracts.ACTORS[contracts.DELIVER_WEBHOOK],
+        actor_name=actor_messages.DELIVER_WEBHOOK,
+        queue_name=actor_messages.ACTORS[actor_messages.DELIVER_WEBHOOK],
         # Only infrastructure failures (database down) reach the broker; HTTP outcomes are
         # recorded on the row and rescheduled by the retry schedule, never raised.
         max_retries=MAX_RETRIES,
