@@ -33,11 +33,22 @@ export class Api {
       { organizationId: this.session.organizationId, ...extra }, this.stamper());
   }
 
+  /** Follow an activity a busy deployment answered PENDING until it settles (or 30 s). */
+  async settle(activity, timeoutMs = 30000) {
+    const deadline = Date.now() + timeoutMs;
+    let current = activity;
+    while (current.status === "ACTIVITY_STATUS_PENDING" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      current = (await this.query("get_activity", { activityId: current.id })).activity;
+    }
+    return current;
+  }
+
   async submit(name, type, parameters) {
     const answer = await post(`/public/v1/submit/${name}`, {
       type, timestampMs: String(Date.now()), organizationId: this.session.organizationId,
       parameters }, this.stamper());
-    const activity = answer.activity;
+    const activity = await this.settle(answer.activity);
     if (activity.status !== "ACTIVITY_STATUS_COMPLETED") {
       return { activity, result: null };
     }

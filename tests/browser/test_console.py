@@ -1,0 +1,111 @@
+"""The operator's console in headless Chromium against the production path (PostgreSQL,
+RabbitMQ, gunicorn and separate worker processes): every read a query and every change an
+activity stamped in the browser. Screenshots go to the pytest tmp dir (``shots``) and
+``tests/artifacts/``; ``WALLETD_DOCS_SCREENSHOTS=1`` refreshes the ones in docs/console/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from eth_abi import encode
+from eth_account import Account
+from eth_utils import keccak, to_checksum_address
+import rlp
+
+from tests.browser.conftest import console_shot
+from tests.browser.console_support import (
+    ETH_ACCOUNT,
+    done,
+    new_user,
+    root_api,
+    root_link,
+    settled,
+    user_link,
+    wait_for,
+)
+from tests.support.deployment import Deployment
+from tests.support.raw_api import RawApi
+
+SEPOLIA = 11155111
+TOKEN = "0x" + "7b" * 20
+DESTINATION = to_checksum_address("0x" + "d3" * 20)
+ERC20 = [{"type": "function", "name": "transfer", "stateMutability": "nonpayable",
+          "inputs": [{"name": "dst", "type": "address"}, {"name": "wad", "type": "uint256"}],
+          "outputs": [{"name": "", "type": "bool"}]}]
+
+
+def _transfer_tx() -> str:
+    """An EIP-1559 call of ``transfer(dst, 2500000)`` on the token, carrying 0.01 ETH."""
+    data = keccak(text="transfer(address,uint256)")[:4] + encode(
+        ["address", "uint256"], [DESTINATION, 2_500_000])
+    return "02" + rlp.encode([SEPOLIA, 7, 10**9, 3 * 10**9, 90_000, bytes.fromhex(TOKEN[2:]),
+                              10**16, data, []]).hex()
+
+
+def _open(browser: Any, link: str) -> tuple[Any, Any]:
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(link)
+    page.wait_for_selector("#who-org")
+    assert "#link=" not in page.url
+    return context, page
+
+
+def _go(page: Any, where: str, ready: str) -> None:
+    page.evaluate(f"location.hash = '#/{where}'")
+    page.wait_for_selector(ready)
+    page.wait_for_function("!document.querySelector('#page[aria-busy]')")
+
+
+def test_an_approver_sees_the_decoded_transaction_and_approves(
+        browser: Any, production: Deployment, shots: Path) -> None:
+    root = root_api(production)
+    wallet = done(root, "create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
+                  {"walletName": "treasury", "accounts": [ETH_ACCOUNT]})
+    address = wallet["addresses"][0]
+    done(root, "create_smart_contract_interface", "ACTIVITY_TYPE_CREATE_SMART_CONTRACT_INTERFACE", {
+        "smartContractAddress": TOKEN, "smartContractInterface": __import__("json").dumps(ERC20),
+        "type": "SMART_CONTRACT_INTERFACE_TYPE_ETHEREUM", "label": "USD token"})
+    trader, approver = new_user(production, "trader"), new_user(production, "approver")
+    done(root, "create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
+        "policyName": "the approver co-signs", "effect": "EFFECT_ALLOW", "notes": "",
+        "condition": "activity.resource == 'PRIVATE_KEY' && activity.action == 'SIGN'",
+        "consensus": f"approvers.any(user, user.id == '{approver.user_id}')"})
+    as_trader = RawApi(production, trader, production.root.organization_id)
+    pending = settled(as_trader, as_trader.submit(
+        "sign_transaction", "ACTIVITY_TYPE_SIGN_TRANSACTION_V2", {
+            "signWith": address, "unsignedTransaction": _transfer_tx(),
+            "type": "TRANSACTION_TYPE_ETHEREUM"}))
+    assert pending["status"] == "ACTIVITY_STATUS_CONSENSUS_NEEDED", pending
+
+    context, page = _open(browser, user_link(production, approver.user_id))
+    _go(page, "approvals", f"section.approval[data-activity='{pending['id']}'] #intent-tx")
+    card = page.locator(f"section.approval[data-activity='{pending['id']}']")
+    assert "Sepolia (11155111)" in card.locator("#intent-chain").inner_text()
+    assert card.locator("#intent-to").inner_text().lower() == TOKEN
+    assert card.locator("#intent-value").inner_text().startswith("0.01 ETH")
+    call = card.locator("#intent-call").inner_text()
+    assert "transfer" in call and "0xa9059cbb" in call
+    assert DESTINATION in call and "2500000" in call
+    assert address in card.inner_text()  # from: the wallet account that would sign
+    console_shot(page, shots, "approval", docs=True)
+
+    card.locator("button[data-action=approve]").click()
+    page.wait_for_selector(".toast:has-text('Approved')")
+    signed = wait_for(lambda: (a := root.read("get_activity", {"activityId": pending["id"]})[
+        "activity"])["status"] == "ACTIVITY_STATUS_COMPLETED" and a)
+    raw = signed["result"]["signTransactionResult"]["signedTransaction"]
+    assert Account.recover_transaction("0x" + raw).lower() == address.lower()
+    assert [v["userId"] for v in signed["votes"]] == [trader.user_id, approver.user_id]
+
+    # The activity's detail: intent, result, both votes and the two policy evaluations.
+    _go(page, f"activity/{pending['id']}", "#policy-evaluations")
+    assert raw in page.inner_text("#activity-result")
+    assert page.locator("#activity-votes tbody tr").count() == 2
+    outcomes = page.inner_text("#policy-evaluations")
+    assert "requires consensus" in outcomes and "allow" in outcomes
+    console_shot(page, shots, "activity-detail", docs=True)
+    context.close()
