@@ -2,6 +2,7 @@
 // stamped in this browser with the session key.
 import { Api, ApiError, post } from "./api.js";
 import { activitiesPage, activityPage, approvalsPage } from "./activities.js";
+import { walletsPage } from "./wallets.js";
 import { apiKeyStamp, fromB64url, importLinkKey, newSessionKey, passkeyStamp } from "./stamp.js";
 import { $, h, pagedTable, short, statusBadge, toast, when } from "./ui.js";
 const METHODS = ["email", "sms", "passkey", "wallet", "google", "apple", "facebook", "x", "discord"];
@@ -238,7 +239,7 @@ const PAGES = {
   approvals: ["Approvals", approvalsPage, true],
   activities: ["Activities", activitiesPage, true],
   activity: ["Activity", activityPage, false],
-  wallets: ["Wallets & keys", null, true],
+  wallets: ["Wallets & keys", walletsPage, true],
   users: ["Users & credentials", null, true],
   policies: ["Policies", null, true],
   settings: ["Settings", null, true],

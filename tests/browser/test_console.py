@@ -5,14 +5,17 @@ activity stamped in the browser. Screenshots go to the pytest tmp dir (``shots``
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import requests
+import rlp
 from eth_abi import encode
 from eth_account import Account
 from eth_utils import keccak, to_checksum_address
-import rlp
 
+from infra.crypto import bundles, hpke
 from tests.browser.conftest import console_shot
 from tests.browser.console_support import (
     ETH_ACCOUNT,
@@ -67,7 +70,7 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
                   {"walletName": "treasury", "accounts": [ETH_ACCOUNT]})
     address = wallet["addresses"][0]
     done(root, "create_smart_contract_interface", "ACTIVITY_TYPE_CREATE_SMART_CONTRACT_INTERFACE", {
-        "smartContractAddress": TOKEN, "smartContractInterface": __import__("json").dumps(ERC20),
+        "smartContractAddress": TOKEN, "smartContractInterface": json.dumps(ERC20),
         "type": "SMART_CONTRACT_INTERFACE_TYPE_ETHEREUM", "label": "USD token"})
     trader, approver = new_user(production, "trader"), new_user(production, "approver")
     done(root, "create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
@@ -108,4 +111,55 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
     outcomes = page.inner_text("#policy-evaluations")
     assert "requires consensus" in outcomes and "allow" in outcomes
     console_shot(page, shots, "activity-detail", docs=True)
+    context.close()
+
+
+def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
+        browser: Any, production: Deployment, shots: Path) -> None:
+    context, page = _open(browser, root_link(production))
+    _go(page, "wallets", "#wallet-form")
+    page.fill("#wallet-name", "browser wallet")
+    page.click("#new-add-account")  # a second account, preset Solana
+    assert page.input_value("#acct-1-path") == "m/44'/501'/0'/0'"
+    page.click("#wallet-create")
+    page.wait_for_selector("#wallet-detail #wallet-accounts")
+    wallet_id = page.get_attribute("#wallet-detail", "data-wallet")
+    shown = page.locator("#wallet-accounts code.address").all_inner_texts()
+    api = root_api(production)
+    accounts = api.read("list_wallet_accounts", {"walletId": wallet_id})["accounts"]
+    assert sorted(shown) == sorted(a["address"] for a in accounts) and len(shown) == 2
+    formats = {a["addressFormat"]: a for a in accounts}
+    assert formats["ADDRESS_FORMAT_ETHEREUM"]["path"] == "m/44'/60'/0'/0/0"
+    assert formats["ADDRESS_FORMAT_SOLANA"]["curve"] == "CURVE_ED25519"
+    console_shot(page, shots, "wallets", docs=True)
+
+    # Export to a key the operator holds: the bundle opens to the wallet's mnemonic.
+    operator = hpke.generate_private_key()
+    page.click("#wallet-detail details.danger-zone summary")
+    page.fill("#export-wallet-target", hpke.uncompressed(operator.public_key()).hex())
+    page.click("#wallet-detail form.export button[type=submit]")
+    page.wait_for_selector("#export-wallet-bundle textarea")
+    bundle = page.input_value("#export-wallet-bundle textarea")
+    signer = requests.get(production.base_url + "/public/v1/discovery/keys", timeout=10).json()[
+        "signerPublicKey"]
+    mnemonic = bundles.open_export_bundle(bundle, operator, signer_public_key_hex=signer,
+                                          organization_id=production.root.organization_id).decode()
+    Account.enable_unaudited_hdwallet_features()
+    derived = Account.from_mnemonic(mnemonic, account_path="m/44'/60'/0'/0/0").address
+    assert derived == formats["ADDRESS_FORMAT_ETHEREUM"]["address"]
+
+    # A private key with a tag.
+    page.click("#page details:has(#key-tags-list) summary")
+    page.fill("#tag-name", "hot")
+    page.click("#page details:has(#key-tags-list) button[type=submit]")
+    page.wait_for_selector("#key-tags-list li:has-text('hot')", state="attached")
+    page.click("#page details:has(#key-form) summary")
+    page.fill("#key-name", "fee payer")
+    page.select_option("#key-tags", label="hot")
+    page.click("#key-create")
+    page.wait_for_selector("#private-keys td:has-text('fee payer')")
+    (key,) = [k for k in api.read("list_private_keys")["privateKeys"]
+              if k["privateKeyName"] == "fee payer"]
+    assert key["addresses"][0]["address"] in page.inner_text("#private-keys")
+    assert "hot" in page.locator("#private-keys tr:has-text('fee payer')").inner_text()
     context.close()
