@@ -2,6 +2,8 @@
 // stamped in this browser with the session key.
 import { Api, ApiError, post } from "./api.js";
 import { activitiesPage, activityPage, approvalsPage } from "./activities.js";
+import { policiesPage } from "./policies.js";
+import { usersPage } from "./users.js";
 import { walletsPage } from "./wallets.js";
 import { apiKeyStamp, fromB64url, importLinkKey, newSessionKey, passkeyStamp } from "./stamp.js";
 import { $, h, pagedTable, short, statusBadge, toast, when } from "./ui.js";
@@ -240,8 +242,8 @@ const PAGES = {
   activities: ["Activities", activitiesPage, true],
   activity: ["Activity", activityPage, false],
   wallets: ["Wallets & keys", walletsPage, true],
-  users: ["Users & credentials", null, true],
-  policies: ["Policies", null, true],
+  users: ["Users & credentials", usersPage, true],
+  policies: ["Policies", policiesPage, true],
   settings: ["Settings", null, true],
   proxy: ["Auth proxy", proxyPage, true],
   "proxy-activity": ["Proxy activity", proxyActivityPage, true],

@@ -28,6 +28,7 @@ from tests.browser.console_support import (
     wait_for,
 )
 from tests.support.deployment import Deployment
+from tests.support.keys import load_p256_key
 from tests.support.raw_api import RawApi
 
 SEPOLIA = 11155111
@@ -162,4 +163,112 @@ def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
               if k["privateKeyName"] == "fee payer"]
     assert key["addresses"][0]["address"] in page.inner_text("#private-keys")
     assert "hot" in page.locator("#private-keys tr:has-text('fee payer')").inner_text()
+    context.close()
+
+
+def test_users_api_keys_passkeys_and_tags(browser: Any, production: Deployment, shots: Path) -> None:
+    # A passkey's relying party must be a name: the console on localhost.
+    link = root_link(production).replace("127.0.0.1", "localhost")
+    context, page = _open(browser, link)
+    devtools = context.new_cdp_session(page)
+    devtools.send("WebAuthn.enable")
+    devtools.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+        "hasUserVerification": True, "isUserVerified": True}})
+    _go(page, "users", "#user-form")
+    page.fill("#user-name", "ops")
+    page.fill("#user-email", "ops@example.com")
+    page.click("#user-create")
+    page.wait_for_selector("#user-detail h2:has-text('ops')")
+    user_id = page.get_attribute("#user-detail", "data-user")
+    api = root_api(production)
+
+    # An API key made in the browser: its private half, shown once, stamps for the user.
+    page.click("#user-detail details:has(#apikey-form) summary")
+    page.click("#apikey-generate")
+    page.wait_for_selector("#apikey-private")
+    private_hex = page.input_value("#apikey-private")
+    public_hex = page.input_value("#apikey-public")
+    page.select_option("#apikey-expiry", "86400")
+    page.click("#apikey-create")
+    page.wait_for_selector("#api-keys td:has-text('console key')")
+    (key,) = api.read("get_api_keys", {"userId": user_id})["apiKeys"]
+    assert key["credential"]["publicKey"] == public_hex and key["expirationSeconds"] == "86400"
+    as_ops = RawApi(production, load_p256_key(private_hex), production.root.organization_id)
+    assert as_ops.read("whoami")["userId"] == user_id
+
+    # A passkey registered with WebAuthn in the browser.
+    page.click("#user-detail details:has(#passkey-form) summary")
+    page.click("#passkey-register")
+    page.wait_for_selector("#passkeys td:has-text('console passkey')")
+    (passkey,) = api.read("get_authenticators", {"userId": user_id})["authenticators"]
+    assert passkey["authenticatorName"] == "console passkey"
+    assert passkey["credentialId"] in page.inner_text("#passkeys")
+    console_shot(page, shots, "users", docs=True)
+
+    page.click("#api-keys button[aria-label='Delete API key console key']")
+    page.wait_for_selector(".toast:has-text('API key deleted')")
+    assert api.read("get_api_keys", {"userId": user_id})["apiKeys"] == []
+
+    page.fill("#user-tag-name", "operators")
+    page.select_option("#user-tag-members", label="ops")
+    page.click("#user-tag-create")
+    page.wait_for_selector("#user-tags-table td:has-text('operators')")
+    (tag,) = api.read("list_user_tags")["userTags"]
+    (user,) = [u for u in api.read("list_users")["users"] if u["userId"] == user_id]
+    assert user["userTags"] == [tag["tagId"]]
+    context.close()
+
+
+def test_the_policy_editor_shows_a_parse_error_and_a_decision(
+        browser: Any, production: Deployment, shots: Path) -> None:
+    api = root_api(production)
+    analyst = new_user(production, "analyst")
+    as_analyst = RawApi(production, analyst, production.root.organization_id)
+    refused = as_analyst.submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
+                                {"walletName": "analyst's", "accounts": [ETH_ACCOUNT]})
+    assert refused.status_code == 403  # no policy lets the analyst create wallets
+    (denied,) = [a for a in api.read("list_activities")["activities"]
+                 if a["type"] == "ACTIVITY_TYPE_CREATE_WALLET" and a["status"] == "ACTIVITY_STATUS_FAILED"
+                 and a["votes"][0]["userId"] == analyst.user_id]
+    policies_before = api.read("list_policies")["policies"]
+    runs_before = api.read("get_policy_evaluations", {"activityId": denied["id"]})["policyEvaluations"]
+
+    context, page = _open(browser, root_link(production))
+    _go(page, "policies", "#policy-form")
+    page.fill("#policy-name", "analysts create wallets")
+    page.fill("#policy-condition", "activity.resource == 'WALLET' &&& activity.action == 'CREATE'")
+    page.click("#policy-check")
+    page.wait_for_selector("#policy-condition-error .parse-error")
+    error = page.locator("#policy-condition-error .parse-error")
+    assert error.get_attribute("data-line") == "1" and error.get_attribute("data-column") == "33"
+    assert "line 1, column 33" in error.inner_text()
+    assert page.get_attribute("#policy-condition", "aria-invalid") == "true"
+    # The caret sits under the third '&'; the field's selection is there too.
+    assert error.locator("pre").inner_text().split("\n")[1] == " " * 32 + "^"
+    assert page.evaluate("document.querySelector('#policy-condition').selectionStart") == 32
+    console_shot(page, shots, "policy-parse-error", docs=True)
+
+    page.fill("#policy-condition", "activity.resource == 'WALLET' && activity.action == 'CREATE'")
+    page.fill("#policy-consensus", f"approvers.any(user, user.id == '{analyst.user_id}')")
+    page.select_option("#policy-activity", denied["id"])
+    page.click("#policy-check")
+    page.wait_for_selector("#policy-decision .decision[data-outcome]")
+    assert page.get_attribute("#policy-decision .decision", "data-draft-outcome") == "OUTCOME_ALLOW"
+    assert page.get_attribute("#policy-decision .decision", "data-outcome") == "OUTCOME_ALLOW"
+    assert page.locator("#policy-condition-error .parse-error").count() == 0
+    console_shot(page, shots, "policy-decision", docs=True)
+    # A check stores nothing: no policy, no evaluation.
+    assert api.read("list_policies")["policies"] == policies_before
+    assert api.read("get_policy_evaluations", {"activityId": denied["id"]})[
+        "policyEvaluations"] == runs_before
+
+    # A draft that denies, checked by the same query the page uses.
+    answer = api.read("evaluate_policy_draft", {"effect": "EFFECT_DENY", "condition": "true",
+                                                "activityId": denied["id"]})
+    assert answer["errors"] == [] and answer["evaluation"]["outcome"] == "OUTCOME_DENY_EXPLICIT"
+
+    page.click("#policy-save")
+    page.wait_for_selector("#policies td:has-text('analysts create wallets')")
+    assert len(api.read("list_policies")["policies"]) == len(policies_before) + 1
     context.close()
