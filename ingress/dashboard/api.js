@@ -33,6 +33,19 @@ export class Api {
       { organizationId: this.session.organizationId, ...extra }, this.stamper());
   }
 
+  /** Every item of a paginated list query (pages of 100 by cursor, at most `cap` items). */
+  async all(name, listKey, idKey, extra = {}, cap = 10000) {
+    const items = [];
+    let after;
+    for (;;) {
+      const page = (await this.query(name, { ...extra,
+        paginationOptions: { limit: "100", ...(after ? { after } : {}) } }))[listKey] || [];
+      items.push(...page);
+      if (page.length < 100 || items.length >= cap) return items;
+      after = page[page.length - 1][idKey];
+    }
+  }
+
   /** Follow an activity a busy deployment answered PENDING until it settles (or 30 s). */
   async settle(activity, timeoutMs = 30000) {
     const deadline = Date.now() + timeoutMs;

@@ -2,7 +2,9 @@
 // stamped in this browser with the session key.
 import { Api, ApiError, post } from "./api.js";
 import { activitiesPage, activityPage, approvalsPage } from "./activities.js";
+import { overviewPage } from "./overview.js";
 import { policiesPage } from "./policies.js";
+import { settingsPage } from "./settings.js";
 import { usersPage } from "./users.js";
 import { walletsPage } from "./wallets.js";
 import { apiKeyStamp, fromB64url, importLinkKey, newSessionKey, passkeyStamp } from "./stamp.js";
@@ -205,8 +207,8 @@ async function webhooksPage(api, root) {
       toast("Endpoint added");
       route();
     } catch (e) { toast(e.message, "bad"); }
-  } }, h("input", { id: "hook-name", placeholder: "Name" }),
-    h("input", { id: "hook-url", placeholder: "https://example.com/hooks", class: "grow" }),
+  } }, h("input", { id: "hook-name", placeholder: "Name", "aria-label": "Endpoint name" }),
+    h("input", { id: "hook-url", placeholder: "https://example.com/hooks", class: "grow", "aria-label": "Endpoint URL" }),
     h("button", { class: "primary", type: "submit" }, "Add endpoint"));
   const section = h("section", { class: "card" }, h("h2", {}, "Webhook endpoints"), add);
   for (const e of endpoints) {
@@ -237,14 +239,14 @@ async function webhooksPage(api, root) {
 
 // [title, page, shown in the navigation]
 const PAGES = {
-  overview: ["Overview", null, true],
+  overview: ["Overview", overviewPage, true],
   approvals: ["Approvals", approvalsPage, true],
   activities: ["Activities", activitiesPage, true],
   activity: ["Activity", activityPage, false],
   wallets: ["Wallets & keys", walletsPage, true],
   users: ["Users & credentials", usersPage, true],
   policies: ["Policies", policiesPage, true],
-  settings: ["Settings", null, true],
+  settings: ["Settings", settingsPage, true],
   proxy: ["Auth proxy", proxyPage, true],
   "proxy-activity": ["Proxy activity", proxyActivityPage, true],
   webhooks: ["Webhooks", webhooksPage, true],

@@ -65,8 +65,7 @@ function exportForm(prefix, label, submit) {
 }
 
 async function walletDetail(api, wallet, nav) {
-  const accounts = (await api.query("list_wallet_accounts", { walletId: wallet.walletId,
-    paginationOptions: { limit: "100" } })).accounts || [];
+  const accounts = await api.all("list_wallet_accounts", "accounts", "walletAccountId", { walletId: wallet.walletId });
   const editor = accountsEditor("more");
   const addBtn = h("button", { class: "primary", type: "submit" }, "Derive accounts");
   return h("section", { class: "card", id: "wallet-detail", "data-wallet": wallet.walletId },
