@@ -70,8 +70,8 @@ function signInView(error) {
     h("div", { class: "card narrow" },
       h("div", { class: "brand big" }, h("span", { class: "logo" }, "w"), "walletd"),
       h("h1", {}, "Sign in to the dashboard"),
-      h("p", { class: "muted" }, "Root users only. Use a one-time link from ",
-        h("code", {}, "walletd dashboard-link"), ", or your passkey."),
+      h("p", { class: "muted" }, "Use a one-time link from ",
+        h("code", {}, "walletd dashboard-link"), " (", h("code", {}, "--user-id"), " for another user), or your passkey."),
       error ? h("p", { class: "error", id: "signin-error" }, error) : "",
       h("label", {}, "Organization", org),
       h("button", { class: "primary", id: "passkey", onclick: async () => {

@@ -25,7 +25,15 @@ function subTree(api, parentId, depth = 0) {
     list.setAttribute("aria-busy", "true");
     const body = { organizationId: parentId, paginationOptions: { limit: String(PAGE), ...(after ? { after } : {}) } };
     if (search.finder && search.text) Object.assign(body, { filterType: search.finder, filterValue: search.text });
-    const ids = (await api.query("list_suborgs", body)).organizationIds || [];
+    let ids;
+    try {
+      ids = (await api.query("list_suborgs", body)).organizationIds || [];
+    } catch (e) {
+      // Credentials reach an organization and its direct sub-organizations only.
+      list.replaceChildren(h("li", { class: "muted" }, `Not readable from this organization (${e.message}).`));
+      list.removeAttribute("aria-busy");
+      return;
+    }
     const names = await Promise.all(ids.map((id) => orgName(api, id)));
     let rows = ids.map((id, i) => ({ id, name: names[i] }));
     if (!search.finder && search.text) {
@@ -35,7 +43,7 @@ function subTree(api, parentId, depth = 0) {
     list.replaceChildren(...(rows.length ? rows.map((r) => {
       const toggle = h("button", { class: "small", type: "button", "aria-expanded": "false", "aria-label": `Show sub-organizations of ${r.name || r.id}` }, "▸");
       const item = h("li", { role: "treeitem", "aria-expanded": "false", "data-org": r.id },
-        toggle, " ", h("strong", {}, r.name || "(unnamed)"), " ", code(r.id));
+        toggle, " ", r.name ? h("strong", {}, r.name) : h("span", { class: "muted" }, "(name readable from its parent only)"), " ", code(r.id));
       toggle.addEventListener("click", () => {
         const open = toggle.getAttribute("aria-expanded") === "true";
         toggle.setAttribute("aria-expanded", String(!open));
@@ -51,6 +59,7 @@ function subTree(api, parentId, depth = 0) {
     const next = h("button", { class: "small", type: "button", disabled: ids.length < PAGE,
       onclick: () => { cursors.push(ids[ids.length - 1]); load(ids[ids.length - 1]); } }, "Next ›");
     pager.replaceChildren(prev, h("span", { class: "muted" }, `Page ${cursors.length + 1} · ${rows.length} shown`), next);
+    pager.classList.toggle("quiet", !cursors.length && ids.length < PAGE);
   }
   if (depth === 0) {
     const finder = select("suborg-finder", FINDERS, "");

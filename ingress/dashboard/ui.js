@@ -130,6 +130,7 @@ export function pagedTable(columns, rows, { id, caption, pageSize = 25, onOpen, 
   wrap.append(table, h("nav", { class: "pager", "aria-label": `${caption || "Table"} pages` },
     prev, status, next, h("label", { class: "inline" }, "Rows ", size)));
   show(0);
+  // A table of one short page needs no pager (its rows-per-page control included).
   if (pages === 1 && rows.length <= 10) wrap.querySelector(".pager").classList.add("quiet");
   return wrap;
 }

@@ -11,7 +11,6 @@ from typing import Any
 from tests.support.deployment import ROOT, Deployment, Key
 from tests.support.keys import make_key
 from tests.support.raw_api import RawApi
-from walletd.dashboard import make_link
 
 ETH_ACCOUNT = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
                "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
@@ -25,11 +24,12 @@ def root_link(dep: Deployment) -> str:
 
 
 def user_link(dep: Deployment, user_id: str) -> str:
-    """A one-time link for another user of the root organization (the root key creates the
-    link's API key for that user, as ``walletd dashboard-link --user-id`` does)."""
-    record = {"organizationId": dep.root.organization_id, "userId": user_id,
-              "apiPrivateKey": dep.root.private_key}
-    return make_link(record, dep.base_url, 15)
+    """``walletd dashboard-link --user-id``: a one-time link for another user of the root
+    organization (the root key creates the link's API key for that user)."""
+    out = subprocess.run([sys.executable, "-m", "walletd", "dashboard-link", "--user-id", user_id],
+                         env=dep.env, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=True)
+    return out.stdout.strip().splitlines()[-1]
 
 
 def root_api(dep: Deployment) -> RawApi:
