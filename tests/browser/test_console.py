@@ -275,6 +275,9 @@ def test_the_policy_editor_shows_a_parse_error_and_a_decision(
     context.close()
 
 
+TOP = "#suborgs ul[role=tree] > li[data-org]"
+
+
 def test_overview_tree_service_and_settings(browser: Any, production: Deployment, shots: Path) -> None:
     api = root_api(production)
     made = {}
@@ -298,11 +301,11 @@ def test_overview_tree_service_and_settings(browser: Any, production: Deployment
     # Search, then open a branch.
     page.fill("#suborg-search", "glob")
     page.click("#suborg-find")
-    page.wait_for_function("() => document.querySelectorAll('#suborgs ul[role=tree] > li[data-org]').length === 1")
+    page.wait_for_function(f"() => document.querySelectorAll('{TOP}').length === 1")
     assert page.get_attribute("#suborgs ul[role=tree] > li[data-org]", "data-org") == made["globex"]
     page.fill("#suborg-search", "")
     page.click("#suborg-find")
-    page.wait_for_function("() => document.querySelectorAll('#suborgs ul[role=tree] > li[data-org]').length === 3")
+    page.wait_for_function(f"() => document.querySelectorAll('{TOP}').length === 3")
     page.click(f"li[data-org='{made['acme']}'] > button")
     page.wait_for_selector(f"li[data-org='{made['acme']}'] li[data-org='{nested}']")
     # A grandchild is listed; only its parent's credentials read its name (PROTOCOL §1.4).
@@ -368,7 +371,7 @@ def test_keyboard_labels_focus_and_a_thousand_rows(
         assert page.evaluate(LABELLED) == [], where
     # Rows open with the keyboard.
     _go(page, "wallets", "#wallets tbody tr")
-    page.focus(f"#wallets tbody tr:has-text('a thousand accounts')")
+    page.focus("#wallets tbody tr:has-text('a thousand accounts')")
     page.keyboard.press("Enter")
     page.wait_for_selector("#wallet-accounts tbody tr")
     assert page.locator("#wallet-accounts tbody tr").count() == 25  # paginated
@@ -388,8 +391,9 @@ def test_keyboard_labels_focus_and_a_thousand_rows(
       const t0 = performance.now();
       location.hash = '#/wallets?wallet=""" + wallet_id + """&n=' + Date.now();
       await new Promise((resolve) => {
-        const poll = () => document.querySelector('#wallet-accounts-wrap') && !document.querySelector('#page[aria-busy]')
-          ? resolve() : requestAnimationFrame(poll);
+        const ready = () => document.querySelector('#wallet-accounts-wrap')
+          && !document.querySelector('#page[aria-busy]');
+        const poll = () => (ready() ? resolve() : requestAnimationFrame(poll));
         poll();
       });
       const size = document.querySelector('#wallet-accounts-size');
