@@ -20,7 +20,16 @@ function argValue(v) {
   return String(v);
 }
 
-function transaction(intent, vars) {
+async function contractLabels(api) {
+  try {
+    const list = (await api.query("list_smart_contract_interfaces")).smartContractInterfaces || [];
+    return Object.fromEntries(list.map((i) => [String(i.smartContractAddress).toLowerCase(), i.label]));
+  } catch (e) {
+    return {};
+  }
+}
+
+function transaction(intent, vars, labels = {}) {
   const out = [];
   const type = String(intent.type || "").replace("TRANSACTION_TYPE_", "");
   const eth = vars && vars.eth && vars.eth.tx;
@@ -45,7 +54,8 @@ function transaction(intent, vars) {
     out.push(facts([
       ["Chain", h("span", { id: "intent-chain" }, chainName(chainId))],
       ["From", code(signer || "")],
-      ["To", code(to || "(contract creation)", { id: "intent-to" })],
+      ["To", [code(to || "(contract creation)", { id: "intent-to" }),
+        labels[String(to || "").toLowerCase()] ? h("strong", { class: "contract-label" }, " ", labels[String(to).toLowerCase()]) : null]],
       ["Value", h("span", { id: "intent-value" }, `${units(value)} ETH`, " ",
         h("span", { class: "muted" }, `(${value} wei)`))],
       ["Method", call],
@@ -137,7 +147,8 @@ export async function renderIntent(api, activity) {
   const intent = intentOf(activity);
   const box = h("div", { class: "intent", "data-kind": kind });
   if (kind === "SIGN_TRANSACTION") {
-    box.append(...transaction(intent, await describe(api, activity)));
+    const [vars, labels] = await Promise.all([describe(api, activity), contractLabels(api)]);
+    box.append(...transaction(intent, vars, labels));
   } else if (kind.startsWith("EXPORT_")) {
     box.append(exported(kind, intent, await describe(api, activity)));
   } else if (kind.endsWith("_POLICY") || kind === "CREATE_POLICIES") {

@@ -91,11 +91,16 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
     card = page.locator(f"section.approval[data-activity='{pending['id']}']")
     assert "Sepolia (11155111)" in card.locator("#intent-chain").inner_text()
     assert card.locator("#intent-to").inner_text().lower() == TOKEN
+    assert "USD token" in card.inner_text()  # the registered interface's label
     assert card.locator("#intent-value").inner_text().startswith("0.01 ETH")
     call = card.locator("#intent-call").inner_text()
     assert "transfer" in call and "0xa9059cbb" in call
     assert DESTINATION in call and "2500000" in call
     assert address in card.inner_text()  # from: the wallet account that would sign
+    # What the page shows is what the policy engine decides with (describe_activity).
+    tx = as_trader.read("describe_activity", {"activityId": pending["id"]})["variables"]["eth"]["tx"]
+    assert (tx["function_name"], tx["value"], tx["chain_id"]) == ("transfer", str(10**16), str(SEPOLIA))
+    assert tx["contract_call_args"] == {"dst": DESTINATION, "wad": "2500000"}
     console_shot(page, shots, "approval", docs=True)
 
     card.locator("button[data-action=approve]").click()
