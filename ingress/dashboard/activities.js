@@ -3,6 +3,8 @@ import { renderIntent } from "./intent.js";
 import { busy, code, facts, field, h, json, kindOf, pagedTable, reported, seconds, select, short,
   statusBadge, when } from "./ui.js";
 
+// How many of the newest activities the page reads (pages of 100).
+const LATEST = 1000;
 const STATUSES = ["CREATED", "PENDING", "COMPLETED", "FAILED", "CONSENSUS_NEEDED", "REJECTED"];
 
 function votesOf(a, users = {}) {
@@ -46,10 +48,9 @@ export async function approvalsPage(api, root, nav) {
 }
 
 export async function activitiesPage(api, root, nav) {
-  const [listed, usersAnswer] = await Promise.all([
-    api.query("list_activities", { paginationOptions: { limit: "100" } }),
+  const [all, usersAnswer] = await Promise.all([
+    api.all("list_activities", "activities", "id", {}, LATEST),
     api.query("list_users").catch(() => ({ users: [] }))]);
-  const all = listed.activities || [];
   const users = Object.fromEntries((usersAnswer.users || []).map((u) => [u.userId, u.userName]));
   const types = [...new Set(all.map((a) => a.type))].sort();
   const f = nav.params;
@@ -74,15 +75,15 @@ export async function activitiesPage(api, root, nav) {
   // Type and status are filtered by the server; user and time here.
   let rows = all;
   if (f.type || f.status) {
-    rows = (await api.query("list_activities", { paginationOptions: { limit: "100" },
+    rows = await api.all("list_activities", "activities", "id", {
       filterByType: f.type ? [f.type] : undefined,
-      filterByStatus: f.status ? [f.status] : undefined })).activities || [];
+      filterByStatus: f.status ? [f.status] : undefined }, LATEST);
   }
   const lo = f.from ? Date.parse(f.from) / 1000 : -Infinity;
   const hi = f.to ? Date.parse(f.to) / 1000 : Infinity;
   rows = rows.filter((a) => (!f.user || ((a.votes || [])[0] || {}).userId === f.user)
     && seconds(a.createdAt) >= lo && seconds(a.createdAt) <= hi);
-  root.append(h("section", { class: "card" }, h("h2", {}, `Activities (${rows.length})`),
+  root.append(h("section", { class: "card" }, h("h2", {}, `Activities (${rows.length}${all.length >= LATEST ? ` of the latest ${LATEST}` : ""})`),
     pagedTable([
       { title: "When", cell: (a) => when(a.createdAt) },
       { title: "Activity", cell: (a) => h("a", { href: `#/activity/${a.id}` }, short(a.type)) },
