@@ -43,7 +43,7 @@ function transaction(intent, vars, labels = {}) {
     const value = BigInt((eth && eth.value) || (local && local.value) || 0);
     const chainId = eth && eth.chain_id != null ? eth.chain_id : local && local.chainId;
     const call = eth && eth.function_name
-      ? h("div", { class: "call", id: "intent-call" },
+      ? h("div", { class: "call", "data-part": "call" },
         h("div", {}, h("strong", {}, eth.function_name), " ", code(eth.function_signature || "")),
         facts(Object.entries(eth.contract_call_args || {}).map(([k, v]) => [k, code(argValue(v))]),
           { class: "facts args", "aria-label": "Call arguments" }))
@@ -52,15 +52,15 @@ function transaction(intent, vars, labels = {}) {
           " — no contract interface registered for this address")
         : h("span", { class: "muted" }, "a plain transfer (no call data)"));
     out.push(facts([
-      ["Chain", h("span", { id: "intent-chain" }, chainName(chainId))],
+      ["Chain", h("span", { "data-part": "chain" }, chainName(chainId))],
       ["From", code(signer || "")],
-      ["To", [code(to || "(contract creation)", { id: "intent-to" }),
+      ["To", [code(to || "(contract creation)", { "data-part": "to" }),
         labels[String(to || "").toLowerCase()] ? h("strong", { class: "contract-label" }, " ", labels[String(to).toLowerCase()]) : null]],
-      ["Value", h("span", { id: "intent-value" }, `${units(value)} ETH`, " ",
+      ["Value", h("span", { "data-part": "value" }, `${units(value)} ETH`, " ",
         h("span", { class: "muted" }, `(${value} wei)`))],
       ["Method", call],
       ["Transaction", `${(local && local.type) || (eth && eth.type) || ""} · nonce ${(eth && eth.nonce) ?? (local && local.nonce) ?? ""} · gas ${(eth && eth.gas) ?? (local && local.gas) ?? ""}`],
-    ], { id: "intent-tx" }));
+    ], { "data-part": "tx" }));
     if (local && !local.error && eth && eth.to && local.to && eth.to.toLowerCase() !== local.to.toLowerCase()) {
       out.push(h("p", { class: "error" }, "The server's reading and the browser's disagree: do not approve."));
     }
@@ -80,9 +80,9 @@ function exported(kind, intent, vars) {
       ? ["A private key", (vars && vars.private_key && vars.private_key.label) || "", intent.privateKeyId]
       : ["One account's private key", "", intent.address];
   return facts([
-    ["Exports", h("strong", { id: "intent-export" }, what[0])],
+    ["Exports", h("strong", { "data-part": "export" }, what[0])],
     ["Of", [what[1] ? h("strong", {}, what[1], " ") : null, code(what[2] || "")]],
-    ["Encrypted to", code(intent.targetPublicKey || "", { id: "intent-target", class: "wrap" })],
+    ["Encrypted to", code(intent.targetPublicKey || "", { "data-part": "target", class: "wrap" })],
     ["Note", "Whoever holds the target key's private half can read it."],
   ]);
 }
@@ -112,7 +112,7 @@ function policyLines(p) {
 }
 
 function policyText(before, after) {
-  return h("div", { class: "policy-change" },
+  return h("div", { class: "policy-change", "data-part": "policy" },
     h("p", { class: "muted" }, before && after ? "Changes against the policy in force:" : after ? "New policy:" : ""),
     diffView(policyLines(before), policyLines(after), "Policy change"));
 }

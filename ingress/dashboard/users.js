@@ -80,8 +80,13 @@ async function userDetail(api, user, org, nav) {
     submit(addProv, "create_oauth_providers", "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS",
       { userId: user.userId, oauthProviders: [{ providerName: provName.value.trim(), oidcToken: provToken.value.trim() }] }, "Provider linked");
   } }, field("Provider name", provName), field("OIDC token", provToken), addProv);
+  const remove = h("button", { class: "danger small", type: "button", id: "user-delete",
+    onclick: () => busy(remove, async () => {
+      const { activity } = await api.submit("delete_users", "ACTIVITY_TYPE_DELETE_USERS", { userIds: [user.userId] });
+      if (reported(activity, "User deleted")) nav.go("users");
+    }) }, "Delete user");
   return h("section", { class: "card", id: "user-detail", "data-user": user.userId },
-    h("h2", {}, user.userName, isRoot ? h("span", { class: "badge" }, " root") : ""),
+    h("div", { class: "row between" }, h("h2", {}, user.userName, isRoot ? h("span", { class: "badge" }, " root") : ""), remove),
     facts([["User id", code(user.userId)], ["Email", user.userEmail], ["Phone", user.userPhoneNumber],
       ["Created", when(user.createdAt)]]),
     h("h3", {}, `API keys (${keys.length})`),

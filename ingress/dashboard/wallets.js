@@ -68,10 +68,19 @@ async function walletDetail(api, wallet, nav) {
   const accounts = await api.all("list_wallet_accounts", "accounts", "walletAccountId", { walletId: wallet.walletId });
   const editor = accountsEditor("more");
   const addBtn = h("button", { class: "primary", type: "submit" }, "Derive accounts");
+  const newName = h("input", { id: "wallet-rename", value: wallet.walletName, autocomplete: "off" });
+  const renameBtn = h("button", { type: "submit" }, "Rename");
   return h("section", { class: "card", id: "wallet-detail", "data-wallet": wallet.walletId },
     h("h2", {}, wallet.walletName),
     facts([["Wallet id", code(wallet.walletId)], ["Created", when(wallet.createdAt)],
       ["Imported", wallet.imported ? "yes" : "no"], ["Exported", wallet.exported ? "yes" : "no"]]),
+    h("form", { class: "filters", onsubmit: (ev) => {
+      ev.preventDefault();
+      busy(renameBtn, async () => {
+        const { activity } = await api.submit("update_wallet", "ACTIVITY_TYPE_UPDATE_WALLET", { walletId: wallet.walletId, walletName: newName.value.trim() });
+        if (reported(activity, "Wallet renamed")) nav.refresh();
+      });
+    } }, field("Name", newName), h("div", { class: "field end" }, renameBtn)),
     pagedTable([
       { title: "Address", cell: (a) => code(a.address, { class: "address" }) },
       { title: "Path", cell: (a) => code(a.path) },
@@ -95,6 +104,19 @@ async function walletDetail(api, wallet, nav) {
       reported(activity, "Exported");
       return result && result.exportBundle;
     }));
+}
+
+function tagAdder(api, key, tags, nav) {
+  const tag = select("key-add-tag", tags.filter((t) => !(key.privateKeyTags || []).includes(t.tagId)).map((t) => [t.tagId, t.tagName]), null);
+  const add = h("button", { type: "submit" }, "Add to tag");
+  return h("form", { class: "filters", onsubmit: (ev) => {
+    ev.preventDefault();
+    busy(add, async () => {
+      const { activity } = await api.submit("update_private_key_tag", "ACTIVITY_TYPE_UPDATE_PRIVATE_KEY_TAG",
+        { privateKeyTagId: tag.value, addPrivateKeyIds: [key.privateKeyId], removePrivateKeyIds: [] });
+      if (reported(activity, "Tag added")) nav.refresh();
+    });
+  } }, field("Tag", tag), h("div", { class: "field end" }, add));
 }
 
 export async function walletsPage(api, root, nav) {
@@ -171,6 +193,7 @@ export async function walletsPage(api, root, nav) {
   if (key) {
     root.append(h("section", { class: "card", id: "key-detail" }, h("h2", {}, key.privateKeyName),
       facts([["Id", code(key.privateKeyId)], ["Public key", code(key.publicKey, { class: "wrap" })], ["Created", when(key.createdAt)]]),
+      tagAdder(api, key, tags, nav),
       exportForm("export-key", "Export the private key", async (target) => {
         const { activity, result } = await api.submit("export_private_key", "ACTIVITY_TYPE_EXPORT_PRIVATE_KEY",
           { privateKeyId: key.privateKeyId, targetPublicKey: target });

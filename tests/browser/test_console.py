@@ -48,6 +48,11 @@ def _transfer_tx() -> str:
                               10**16, data, []]).hex()
 
 
+def api_policy_id(api: RawApi, name: str) -> str:
+    (policy,) = [p for p in api.read("list_policies")["policies"] if p["policyName"] == name]
+    return str(policy["policyId"])
+
+
 def _open(browser: Any, link: str) -> tuple[Any, Any]:
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     page = context.new_page()
@@ -85,15 +90,30 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
             "signWith": address, "unsignedTransaction": _transfer_tx(),
             "type": "TRANSACTION_TYPE_ETHEREUM"}))
     assert pending["status"] == "ACTIVITY_STATUS_CONSENSUS_NEEDED", pending
+    # Two more for the approver: an export of the wallet and a change to a policy.
+    co_signs = api_policy_id(root, "the approver co-signs")
+    for name, condition in (("exports need the approver", "activity.resource == 'WALLET' && "
+                                                         "activity.action == 'EXPORT'"),
+                            ("policy changes need the approver", "activity.resource == 'POLICY' && "
+                                                                 "activity.action == 'UPDATE'")):
+        done(root, "create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
+            "policyName": name, "effect": "EFFECT_ALLOW", "notes": "", "condition": condition,
+            "consensus": f"approvers.any(user, user.id == '{approver.user_id}')"})
+    target = hpke.uncompressed(hpke.generate_private_key().public_key()).hex()
+    export = settled(as_trader, as_trader.submit("export_wallet", "ACTIVITY_TYPE_EXPORT_WALLET", {
+        "walletId": wallet["walletId"], "targetPublicKey": target}))
+    change = settled(as_trader, as_trader.submit("update_policy", "ACTIVITY_TYPE_UPDATE_POLICY_V2", {
+        "policyId": co_signs, "policyConsensus": "approvers.count() >= 2"}))
+    assert {export["status"], change["status"]} == {"ACTIVITY_STATUS_CONSENSUS_NEEDED"}
 
     context, page = _open(browser, user_link(production, approver.user_id))
-    _go(page, "approvals", f"section.approval[data-activity='{pending['id']}'] #intent-tx")
+    _go(page, "approvals", f"section.approval[data-activity='{pending['id']}'] [data-part=tx]")
     card = page.locator(f"section.approval[data-activity='{pending['id']}']")
-    assert "Sepolia (11155111)" in card.locator("#intent-chain").inner_text()
-    assert card.locator("#intent-to").inner_text().lower() == TOKEN
+    assert "Sepolia (11155111)" in card.locator("[data-part=chain]").inner_text()
+    assert card.locator("[data-part=to]").inner_text().lower() == TOKEN
     assert "USD token" in card.inner_text()  # the registered interface's label
-    assert card.locator("#intent-value").inner_text().startswith("0.01 ETH")
-    call = card.locator("#intent-call").inner_text()
+    assert card.locator("[data-part=value]").inner_text().startswith("0.01 ETH")
+    call = card.locator("[data-part=call]").inner_text()
     assert "transfer" in call and "0xa9059cbb" in call
     assert DESTINATION in call and "2500000" in call
     assert address in card.inner_text()  # from: the wallet account that would sign
@@ -101,6 +121,15 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
     tx = as_trader.read("describe_activity", {"activityId": pending["id"]})["variables"]["eth"]["tx"]
     assert (tx["function_name"], tx["value"], tx["chain_id"]) == ("transfer", str(10**16), str(SEPOLIA))
     assert tx["contract_call_args"] == {"dst": DESTINATION, "wad": "2500000"}
+    exported = page.locator(f"section.approval[data-activity='{export['id']}']")
+    assert exported.locator("[data-part=export]").inner_text() == "The wallet's mnemonic (every account)"
+    assert "treasury" in exported.inner_text()
+    assert exported.locator("[data-part=target]").inner_text() == target
+    diff = page.locator(f"section.approval[data-activity='{change['id']}'] [data-part=policy] pre")
+    lines = diff.inner_text().splitlines()
+    assert f"- consensus: approvers.any(user, user.id == '{approver.user_id}')" in lines
+    assert "+ consensus: approvers.count() >= 2" in lines
+    assert "  name: the approver co-signs" in lines  # unchanged lines are context
     console_shot(page, shots, "approval", docs=True)
 
     card.locator("button[data-action=approve]").click()
