@@ -261,34 +261,41 @@ function parseHash() {
     params: Object.fromEntries(new URLSearchParams(m[3] || "")) };
 }
 
+let generation = 0;
+
 async function route() {
+  const mine = ++generation;
   const { name, arg, params } = parseHash();
-  const [title, page] = PAGES[name] && PAGES[name][1] ? PAGES[name] : PAGES[HOME][1] ? PAGES[HOME] : PAGES.approvals;
+  const [title, page] = PAGES[name] && PAGES[name][1] ? PAGES[name] : PAGES[HOME];
   for (const a of document.querySelectorAll("nav a")) {
     const active = a.dataset.page === name || (name === "activity" && a.dataset.page === "activities");
     a.classList.toggle("active", active);
     if (active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
-  const root = $("#page");
+  // Each route renders into a container of its own: a slower page still loading when the
+  // operator moves on writes into a detached element, never into the page now shown.
+  const main = $("#page");
   const heading = h("h1", { tabindex: "-1" }, title);
-  root.replaceChildren(heading);
-  root.setAttribute("aria-busy", "true");
+  const root = h("div", { class: "page-body" }, heading);
+  main.replaceChildren(root);
+  main.setAttribute("aria-busy", "true");
   document.title = `${title} · walletd console`;
   const nav = { arg, params, go: (to) => { location.hash = `#/${to}`; }, refresh: () => route() };
   try {
     await page(new Api(current), root, nav);
   } catch (e) {
+    if (mine !== generation) return;
     if (e instanceof ApiError && e.status === 401) {
       await store("delete");
       render(null, "Your session ended; sign in again.");
       return;
     }
     root.append(h("p", { class: "error", role: "alert" }, e.message));
-  } finally {
-    root.removeAttribute("aria-busy");
   }
-  if (document.activeElement === document.body || !root.contains(document.activeElement)) {
-    if (moved) heading.focus({ preventScroll: true });
+  if (mine !== generation) return;
+  main.removeAttribute("aria-busy");
+  if (moved && (document.activeElement === document.body || !root.contains(document.activeElement))) {
+    heading.focus({ preventScroll: true });
   }
   moved = false;
 }

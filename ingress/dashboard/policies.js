@@ -1,7 +1,7 @@
 // Policies: the list, and an editor that parses with the server's own parser (errors at their
 // position) and asks what a draft would decide on a recent activity, storing nothing
 // (evaluate_policy_draft, walletd's own query).
-import { busy, code, field, h, pagedTable, reported, select, short, statusBadge, when } from "./ui.js";
+import { busy, code, diffView, field, h, pagedTable, reported, select, short, statusBadge, when } from "./ui.js";
 
 function caret(text, line, column) {
   const src = String(text || "").split("\n")[line - 1] ?? "";
@@ -33,11 +33,21 @@ export async function policiesPage(api, root, nav) {
   const target = select("policy-activity", [["", "— parse only —"], ...activities.map((a) =>
     [a.id, `${short(a.type)} · ${a.status.replace("ACTIVITY_STATUS_", "").toLowerCase()} · ${when(a.createdAt)}`])], nav.params.activity || "");
   const decision = h("div", { id: "policy-decision", "aria-live": "polite" });
+  const text = (p) => [`effect: ${p.effect}`, `condition: ${p.condition || ""}`, `consensus: ${p.consensus || ""}`].join("\n");
+  const changes = h("div", { id: "policy-changes" });
+  const showChanges = () => {
+    if (!editing) return;
+    changes.replaceChildren(h("p", { class: "muted" }, "Changes against the policy in force:"),
+      diffView(text(editing), text({ effect: effect.value, condition: condition.value, consensus: consensus.value }), "Changes"));
+  };
+  for (const control of [effect, condition, consensus]) control.addEventListener("input", showChanges);
+  showChanges();
 
   const draft = () => ({ effect: effect.value, condition: condition.value.trim() || undefined,
     consensus: consensus.value.trim() || undefined });
   async function check() {
-    const answer = await api.query("evaluate_policy_draft", { ...draft(), activityId: target.value || undefined });
+    const answer = await api.query("evaluate_policy_draft", { ...draft(), activityId: target.value || undefined,
+      replacesPolicyId: editing ? editing.policyId : undefined });
     for (const [k, box] of Object.entries(errorBox)) {
       box.replaceChildren();
       controls[k].removeAttribute("aria-invalid");
@@ -88,6 +98,7 @@ export async function policiesPage(api, root, nav) {
   h("div", { class: "filters" }, field("Name", name), field("Effect", effect), field("Notes", notes)),
   field("Condition", condition, "When the policy applies, e.g. activity.resource == 'PRIVATE_KEY' && activity.action == 'SIGN'"), errorBox.condition,
   field("Consensus", consensus, "Who must approve, e.g. approvers.any(user, user.id == '<user id>')"), errorBox.consensus,
+  changes,
   h("div", { class: "filters" }, field("What would this decide on", target), h("div", { class: "field end" }, checkBtn),
     h("div", { class: "field end" }, save)),
   decision);
