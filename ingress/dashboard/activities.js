@@ -130,9 +130,22 @@ export async function activityPage(api, root, nav) {
         ? (e.policyEvaluations || []).map((p) => h("div", {}, h("a", { href: `#/policies?edit=${p.policyId}` }, code(p.policyId)), " → ", p.outcome.replace("OUTCOME_", "").toLowerCase().replace(/_/g, " ")))
         : h("span", { class: "muted" }, "decided without policies (root quorum, a gate or a default)"))))
       : h("p", { class: "muted" }, "No stored evaluation.")));
+  const served = await api.served();
+  let proofs = a.appProofs || [];
+  if (!proofs.length && served.has("list_app_proofs")) {
+    proofs = (await api.query("list_app_proofs", { activityId: id }).catch(() => ({}))).appProofs || [];
+  }
   root.append(h("section", { class: "card" }, h("h2", {}, "App proofs"),
-    (a.appProofs || []).length ? json(a.appProofs)
-      : h("p", { class: "muted" }, "None: this deployment issues no app proofs for this activity.")));
-  root.append(h("section", { class: "card" }, h("h2", {}, "Log inclusion"),
-    h("p", { class: "muted", id: "log-inclusion" }, "Not available on this deployment (no audit log query).")));
+    proofs.length ? json(proofs)
+      : h("p", { class: "muted", id: "app-proofs" }, "None: this deployment issues no app proofs for this activity.")));
+  let inclusion = null;
+  if (served.has("get_audit_inclusion_proof")) {
+    inclusion = await api.query("get_audit_inclusion_proof", { activityId: id }).catch((e) => ({ error: e.message }));
+  }
+  root.append(h("section", { class: "card" }, h("h2", {}, "Log inclusion"), inclusion
+    ? h("div", { id: "log-inclusion" }, inclusion.error ? h("p", { class: "error" }, inclusion.error)
+      : [h("p", {}, `${(inclusion.leaves || []).length} leaves in the audit log`,
+        (inclusion.pendingLeaves || []).length ? `, ${(inclusion.pendingLeaves || []).length} not yet in a checkpoint` : "",
+        " (the server's inclusion proofs; the browser does not re-verify them)."), json(inclusion)])
+    : h("p", { class: "placeholder", id: "log-inclusion" }, "Log inclusion: not available on this deployment.")));
 }

@@ -33,6 +33,17 @@ export class Api {
       { organizationId: this.session.organizationId, ...extra }, this.stamper());
   }
 
+  /** The query names this deployment serves (its OpenAPI document, read once). */
+  async served() {
+    if (!Api.servedQueries) {
+      Api.servedQueries = fetch("/public/v1/openapi.json").then((r) => r.json()).then((doc) =>
+        new Set([...Object.keys(doc.paths || {}), ...(doc["x-walletd-undocumented-operations"] || [])]
+          .filter((p) => p.startsWith("/public/v1/query/")).map((p) => p.slice("/public/v1/query/".length))))
+        .catch(() => new Set());
+    }
+    return Api.servedQueries;
+  }
+
   /** Every item of a paginated list query (pages of 100 by cursor, at most `cap` items). */
   async all(name, listKey, idKey, extra = {}, cap = 10000) {
     const items = [];

@@ -121,7 +121,12 @@ export async function overviewPage(api, root) {
   const seal = served("seal");
   const checkpoint = served("checkpoint") || served("audit");
   const placeholder = (what, id) => h("span", { class: "placeholder", id }, `${what}: not available on this deployment.`);
-  const sealView = seal ? await optional(api, seal.split("/").pop()) : null;
+  let sealView = seal ? await optional(api, seal.split("/").pop()) : null;
+  if (!sealView) {
+    // Worker roles report their seal on /ready; an ingress that knows it says so there too.
+    const ready = await fetch("/ready").then((r) => r.json()).catch(() => ({}));
+    if (ready.checks && ready.checks.seal) sealView = { seal: ready.checks.seal };
+  }
   const checkpointView = checkpoint ? await optional(api, checkpoint.split("/").pop()) : null;
   root.append(h("section", { class: "card", id: "service" }, h("h2", {}, "Service"),
     facts([
