@@ -25,7 +25,7 @@ from pydantic import Field
 from infra.activities import registry
 from infra.errors import NotFound
 from infra.pipeline import engine
-from infra.pipeline.decide import what_if
+from infra.pipeline.what_if import what_if
 from infra.policy.parser import MAX_LENGTH, InvalidPolicyExpression, parse
 from infra.queries.describe_activity import find_activity
 from infra.queries.spec import QueryContext, QuerySpec
