@@ -48,6 +48,9 @@ def _transfer_tx() -> str:
                               10**16, data, []]).hex()
 
 
+CONSOLE_ERRORS: dict[int, list[str]] = {}
+
+
 def api_policy_id(api: RawApi, name: str) -> str:
     (policy,) = [p for p in api.read("list_policies")["policies"] if p["policyName"] == name]
     return str(policy["policyId"])
@@ -56,12 +59,20 @@ def api_policy_id(api: RawApi, name: str) -> str:
 def _open(browser: Any, link: str) -> tuple[Any, Any]:
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     page = context.new_page()
-    errors: list[str] = []
+    errors = CONSOLE_ERRORS.setdefault(id(context), [])
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"Uncaught {e}"))
     page.goto(link)
     page.wait_for_selector("#who-org")
     assert "#link=" not in page.url
     return context, page
+
+
+def _close(context: Any) -> None:
+    """Close a context; the page broke no Content-Security-Policy rule and threw nothing."""
+    errors = CONSOLE_ERRORS.pop(id(context), [])
+    context.close()
+    assert not [e for e in errors if "Content Security Policy" in e or "Uncaught" in e], errors
 
 
 def _go(page: Any, where: str, ready: str) -> None:
@@ -147,7 +158,7 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
     outcomes = page.inner_text("#policy-evaluations")
     assert "requires consensus" in outcomes and "allow" in outcomes
     console_shot(page, shots, "activity-detail", docs=True)
-    context.close()
+    _close(context)
 
 
 def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
@@ -198,7 +209,7 @@ def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
               if k["privateKeyName"] == "fee payer"]
     assert key["addresses"][0]["address"] in page.inner_text("#private-keys")
     assert "hot" in page.locator("#private-keys tr:has-text('fee payer')").inner_text()
-    context.close()
+    _close(context)
 
 
 def test_users_api_keys_passkeys_and_tags(browser: Any, production: Deployment, shots: Path) -> None:
@@ -252,7 +263,7 @@ def test_users_api_keys_passkeys_and_tags(browser: Any, production: Deployment, 
     (tag,) = api.read("list_user_tags")["userTags"]
     (user,) = [u for u in api.read("list_users")["users"] if u["userId"] == user_id]
     assert user["userTags"] == [tag["tagId"]]
-    context.close()
+    _close(context)
 
 
 def test_the_policy_editor_shows_a_parse_error_and_a_decision(
@@ -306,7 +317,7 @@ def test_the_policy_editor_shows_a_parse_error_and_a_decision(
     page.click("#policy-save")
     page.wait_for_selector("#policies td:has-text('analysts create wallets')")
     assert len(api.read("list_policies")["policies"]) == len(policies_before) + 1
-    context.close()
+    _close(context)
 
 
 TOP = "#suborgs ul[role=tree] > li[data-org]"
@@ -362,7 +373,7 @@ def test_overview_tree_service_and_settings(browser: Any, production: Deployment
     assert {"name": "FEATURE_NAME_SMS_AUTH", "value": "false"} in features
     assert page.locator("a[href='#/webhooks']").count() and page.locator("a[href='#/proxy']").count()
     console_shot(page, shots, "settings", docs=True)
-    context.close()
+    _close(context)
 
 
 LABELLED = """() => [...document.querySelectorAll('#page input, #page select, #page textarea, #page button')]
@@ -441,4 +452,4 @@ def test_keyboard_labels_focus_and_a_thousand_rows(
     print(f"\nCONSOLE 1000 rows: table re-render {took:.1f} ms; route + its queries + render {whole:.1f} ms")
     (shots / "thousand-rows.txt").write_text(f"render {took:.1f} ms\nroute+fetch+render {whole:.1f} ms\n")
     console_shot(page, shots, "thousand-rows")
-    context.close()
+    _close(context)
