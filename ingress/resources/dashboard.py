@@ -11,7 +11,7 @@ from importlib import resources
 
 import falcon
 
-from infra.bootstrap import Services
+from infra.services import Services
 
 _JS = "text/javascript; charset=utf-8"
 #: Every file the page may load (nothing else under ingress/dashboard/ is served).
