@@ -34,7 +34,7 @@ from infra.pipeline.votes import (
     live_approvals,
     rejecters,
 )
-from infra.policies import org_policies
+from infra.stored_policies import org_policies
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class WhatIf:
     decide it and no policy, the draft included, is consulted).
     """
 
-    decision: engine.Decision
+    decision: engine.PolicyVerdict
     draft: engine.PolicyOutcome
     settled_before_policies: bool
 
