@@ -1,6 +1,6 @@
 // Overview: the organization, its root quorum, sub-organizations as a searchable paginated
 // tree, counts, and the service's state.
-import { code, facts, field, h, select, when } from "./ui.js";
+import { busy, code, facts, field, h, reported, select, when } from "./ui.js";
 
 const PAGE = 20;
 const FINDERS = [["", "Name or id (this page)"], ["EMAIL", "Email of a user"], ["PHONE_NUMBER", "Phone number"],
@@ -84,7 +84,7 @@ async function optional(api, name, body = {}) {
   }
 }
 
-export async function overviewPage(api, root) {
+export async function overviewPage(api, root, nav) {
   const [orgAnswer, wallets, keys, policies, pending, activities, subs, status, openapi] = await Promise.all([
     api.query("get_organization"),
     api.query("list_wallets").then((r) => r.wallets || []),
@@ -114,7 +114,25 @@ export async function overviewPage(api, root) {
       count("waiting for votes", pending.length, "#/approvals", "count-pending"),
       count("recent activities", activities.length >= 100 ? "100+" : activities.length, "#/activities", "count-activities"),
       count("sub-organizations", subs.length >= 100 ? "100+" : subs.length, "#/overview", "count-suborgs"))));
-  root.append(h("section", { class: "card", id: "suborgs" }, h("h2", {}, "Sub-organizations"), subTree(api, org.organizationId)));
+  const subName = h("input", { id: "suborg-name", required: true, autocomplete: "off" });
+  const subUser = h("input", { id: "suborg-user", required: true, autocomplete: "off", value: "admin" });
+  const subEmail = h("input", { id: "suborg-email", type: "email", autocomplete: "off" });
+  const subKey = h("input", { id: "suborg-key", autocomplete: "off", spellcheck: "false", placeholder: "02…/03… (optional)" });
+  const subBtn = h("button", { class: "primary", type: "submit", id: "suborg-create" }, "Create sub-organization");
+  const subForm = h("form", { id: "suborg-form", onsubmit: (ev) => {
+    ev.preventDefault();
+    busy(subBtn, async () => {
+      const rootUser = { userName: subUser.value.trim(), apiKeys: [], authenticators: [], oauthProviders: [] };
+      if (subEmail.value.trim()) rootUser.userEmail = subEmail.value.trim();
+      if (subKey.value.trim()) rootUser.apiKeys = [{ apiKeyName: "root key", publicKey: subKey.value.trim(), curveType: "API_KEY_CURVE_P256" }];
+      const { activity } = await api.submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", {
+        subOrganizationName: subName.value.trim(), rootQuorumThreshold: 1, rootUsers: [rootUser] });
+      if (reported(activity, "Sub-organization created")) nav.refresh();
+    });
+  } }, h("div", { class: "filters" }, field("Name", subName), field("Root user", subUser), field("Root user's email", subEmail),
+    field("Root user's API public key", subKey), h("div", { class: "field end" }, subBtn)));
+  root.append(h("section", { class: "card", id: "suborgs" }, h("h2", {}, "Sub-organizations"), subTree(api, org.organizationId),
+    h("details", {}, h("summary", {}, "New sub-organization"), subForm)));
   // The service: what this deployment answers about itself.
   const own = new Set((openapi["x-walletd-undocumented-operations"] || []).concat(Object.keys(openapi.paths || {})));
   const served = (fragment) => [...own].find((p) => p.startsWith("/public/v1/query/") && p.includes(fragment));

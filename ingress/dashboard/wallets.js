@@ -47,6 +47,14 @@ function accountsEditor(prefix) {
   return { node: h("div", {}, box, more), read: () => rows.map((r) => r()) };
 }
 
+function deleteForm(prefix, label, submit) {
+  const anyway = h("input", { type: "checkbox", id: `${prefix}-anyway` });
+  const go = h("button", { class: "danger", type: "submit", id: `${prefix}-delete` }, label);
+  return h("details", { class: "danger-zone" }, h("summary", {}, label),
+    h("form", { onsubmit: (ev) => { ev.preventDefault(); busy(go, () => submit(anyway.checked)); } },
+      h("label", { class: "check", for: anyway.id }, anyway, "Delete even though it was never exported (its keys are gone for good)"), go));
+}
+
 function exportForm(prefix, label, submit) {
   const target = h("textarea", { id: `${prefix}-target`, rows: 2, spellcheck: "false",
     placeholder: "04… (uncompressed P-256 public key, hex)" });
@@ -103,6 +111,11 @@ async function walletDetail(api, wallet, nav) {
         : await api.submit("export_wallet", "ACTIVITY_TYPE_EXPORT_WALLET", { walletId: wallet.walletId, targetPublicKey: target });
       reported(activity, "Exported");
       return result && result.exportBundle;
+    }),
+    deleteForm("wallet", "Delete the wallet", async (anyway) => {
+      const { activity } = await api.submit("delete_wallets", "ACTIVITY_TYPE_DELETE_WALLETS",
+        { walletIds: [wallet.walletId], deleteWithoutExport: anyway });
+      if (reported(activity, "Wallet deleted")) nav.go("wallets");
     }));
 }
 
@@ -199,6 +212,11 @@ export async function walletsPage(api, root, nav) {
           { privateKeyId: key.privateKeyId, targetPublicKey: target });
         reported(activity, "Exported");
         return result && result.exportBundle;
+      }),
+      deleteForm("key", "Delete the private key", async (anyway) => {
+        const { activity } = await api.submit("delete_private_keys", "ACTIVITY_TYPE_DELETE_PRIVATE_KEYS",
+          { privateKeyIds: [key.privateKeyId], deleteWithoutExport: anyway });
+        if (reported(activity, "Private key deleted")) nav.go("wallets");
       })));
   }
   if (!wallets.length && !keys.length) toast("No wallets or keys yet: create one above.");

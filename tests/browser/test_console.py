@@ -182,7 +182,7 @@ def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
 
     # Export to a key the operator holds: the bundle opens to the wallet's mnemonic.
     operator = hpke.generate_private_key()
-    page.click("#wallet-detail details.danger-zone summary")
+    page.click("#wallet-detail details.danger-zone:has(form.export) summary")
     page.fill("#export-wallet-target", hpke.uncompressed(operator.public_key()).hex())
     page.click("#wallet-detail form.export button[type=submit]")
     page.wait_for_selector("#export-wallet-bundle textarea")
@@ -194,6 +194,11 @@ def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
     Account.enable_unaudited_hdwallet_features()
     derived = Account.from_mnemonic(mnemonic, account_path="m/44'/60'/0'/0/0").address
     assert derived == formats["ADDRESS_FORMAT_ETHEREUM"]["address"]
+    # Exported, so it may go without the "never exported" override.
+    page.click("#wallet-detail details.danger-zone:has(#wallet-delete) summary")
+    page.click("#wallet-delete")
+    page.wait_for_selector(".toast:has-text('Wallet deleted')")
+    assert wallet_id not in {w["walletId"] for w in api.read("list_wallets")["wallets"]}
 
     # A private key with a tag.
     page.click("#page details:has(#key-tags-list) summary")
@@ -355,6 +360,16 @@ def test_overview_tree_service_and_settings(browser: Any, production: Deployment
     page.wait_for_selector(f"li[data-org='{made['acme']}'] li[data-org='{nested}']")
     # A grandchild is listed; only its parent's credentials read its name (PROTOCOL §1.4).
     assert "readable from its parent only" in page.inner_text(f"li[data-org='{nested}']")
+    # A sub-organization created in the browser.
+    page.click("#suborgs details summary")
+    page.fill("#suborg-name", "hooli")
+    page.fill("#suborg-email", "admin@hooli.example")
+    page.click("#suborg-create")
+    page.wait_for_selector("#suborgs li[data-org]:has-text('hooli')")
+    hooli = page.get_attribute("#suborgs li[data-org]:has-text('hooli')", "data-org")
+    assert hooli in api.read("list_suborgs")["organizationIds"]
+    admin = api.read("get_organization", organization_id=hooli)["organizationData"]["users"]
+    assert [(u["userName"], u["userEmail"]) for u in admin] == [("admin", "admin@hooli.example")]
     # The service: its version from get_service_status; what it does not serve says so.
     assert page.inner_text("#service-version") == metadata.version("walletd")
     status = api.read("get_service_status")
