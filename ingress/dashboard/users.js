@@ -85,10 +85,20 @@ async function userDetail(api, user, org, nav) {
       const { activity } = await api.submit("delete_users", "ACTIVITY_TYPE_DELETE_USERS", { userIds: [user.userId] });
       if (reported(activity, "User deleted")) nav.go("users");
     }) }, "Delete user");
+  const editName = h("input", { id: "user-edit-name", value: user.userName, autocomplete: "off" });
+  const editEmail = h("input", { id: "user-edit-email", type: "email", value: user.userEmail || "", autocomplete: "off" });
+  const saveUser = h("button", { type: "submit", id: "user-save" }, "Save");
+  const editForm = h("form", { class: "filters", onsubmit: (ev) => {
+    ev.preventDefault();
+    const change = { userId: user.userId, userName: editName.value.trim() };
+    if (editEmail.value.trim()) change.userEmail = editEmail.value.trim();
+    submit(saveUser, "update_user", "ACTIVITY_TYPE_UPDATE_USER", change, "User updated");
+  } }, field("Name", editName), field("Email", editEmail), h("div", { class: "field end" }, saveUser));
   return h("section", { class: "card", id: "user-detail", "data-user": user.userId },
     h("div", { class: "row between" }, h("h2", {}, user.userName, isRoot ? h("span", { class: "badge" }, " root") : ""), remove),
     facts([["User id", code(user.userId)], ["Email", user.userEmail], ["Phone", user.userPhoneNumber],
       ["Created", when(user.createdAt)]]),
+    h("details", {}, h("summary", {}, "Edit name and email"), editForm),
     h("h3", {}, `API keys (${keys.length})`),
     pagedTable([
       { title: "Name", cell: (k) => k.apiKeyName },

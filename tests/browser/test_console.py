@@ -265,9 +265,13 @@ def test_users_api_keys_passkeys_and_tags(browser: Any, production: Deployment, 
     page.select_option("#user-tag-members", label="ops")
     page.click("#user-tag-create")
     page.wait_for_selector("#user-tags-table td:has-text('operators')")
+    page.click("#user-detail details:has(#user-save) summary")
+    page.fill("#user-edit-name", "ops team")
+    page.click("#user-save")
+    page.wait_for_selector("#user-detail h2:has-text('ops team')")
     (tag,) = api.read("list_user_tags")["userTags"]
     (user,) = [u for u in api.read("list_users")["users"] if u["userId"] == user_id]
-    assert user["userTags"] == [tag["tagId"]]
+    assert user["userTags"] == [tag["tagId"]] and user["userName"] == "ops team"
     _close(context)
 
 
