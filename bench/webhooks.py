@@ -25,12 +25,14 @@ PostgreSQL deadlocks (``pg_stat_database.deadlocks`` of the run's database, and
 "deadlock" in the processes' logs).
 
     .venv/bin/python bench/webhooks.py [--signatures 600] [--mixed 100] [--notifier-threads 8]
+        [--notifier-processes 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -163,6 +165,8 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=3000, help="direct POSTs of phase 0")
     parser.add_argument("--concurrency", type=int, default=8, help="clients submitting")
     parser.add_argument("--notifier-threads", type=int, default=8)
+    parser.add_argument("--notifier-processes", type=int, default=1,
+                        help="notifier worker processes (the per-endpoint cap holds across them)")
     parser.add_argument("--keep", type=Path, help="keep the deployment's logs in this directory")
     parser.add_argument("--profile", action="store_true",
                         help="py-spy every walletd process while the backlog drains")
@@ -178,6 +182,9 @@ def main() -> None:
         dep = Deployment.production(work, db, vhost, extra_env={
             "WALLETD_WEBHOOK_ALLOW": "127.0.0.1",
             "WALLETD_WORKER_THREADS_NOTIFICATIONS": str(args.notifier_threads)})
+        if args.notifier_processes != 1:
+            dep.kill("notifier", signal.SIGTERM)
+            dep.start_worker("notifier", args.notifier_processes)
         address = create_signer(dep)
         walletd = {name: proc.pid for name, proc in dep.processes.items()}
         deadlocks_before = deadlocks(db)
@@ -235,7 +242,8 @@ def main() -> None:
                      for path in work.glob("*.log"))
 
         print(f"production path: gunicorn, PostgreSQL, RabbitMQ, worker processes; notifier "
-              f"{args.notifier_threads} threads, at most {cap} deliveries in flight per endpoint")
+              f"{args.notifier_processes} process(es) of {args.notifier_threads} threads, at most "
+              f"{cap} deliveries in flight per endpoint")
         print(f"0. receiver capacity (direct keep-alive POSTs, {cap} at once, 2 ms each): "
               f"{receiver_rate:.1f}/s (before the backlog {receiver_before:.1f}/s, after "
               f"{receiver_after:.1f}/s)")
