@@ -101,9 +101,15 @@ def wait(predicate: Callable[[], bool], timeout: float, what: str, poll_s: float
         time.sleep(poll_s)
 
 
+_CONNECTIONS: dict[str, psycopg.Connection[Any]] = {}
+
+
 def sql(database_url: str, query: str, *params: Any) -> list[Any]:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        return conn.execute(query, params).fetchall()
+    """One query on a connection kept for the run (polling opens no backend each time)."""
+    conn = _CONNECTIONS.get(database_url)
+    if conn is None or conn.closed:
+        conn = _CONNECTIONS[database_url] = psycopg.connect(database_url, autocommit=True)
+    return conn.execute(query, params).fetchall()
 
 
 def states(database_url: str, endpoint_id: str) -> dict[str, int]:
@@ -278,6 +284,8 @@ def main() -> None:
         if profiler is not None:
             print(profiler.report())
     finally:
+        for conn in _CONNECTIONS.values():
+            conn.close()
         for receiver in receivers:
             receiver.stop()
         if dep is not None:
