@@ -22,6 +22,7 @@ MODULES: tuple[str, ...] = (
     "infra.sessions.oauth_extension",
     "infra.authproxy.extension",
     "infra.observability.activities",
+    "infra.audit.extension",  # last: its lifecycle listener records what the others left
 )
 
 _loaded = False
