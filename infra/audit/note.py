@@ -51,7 +51,7 @@ class Verifier:
     @classmethod
     def parse(cls, text: str) -> Verifier:
         try:
-            name, hash_hex, encoded = text.strip().split("+")
+            name, hash_hex, encoded = text.strip().split("+", 2)
             raw = base64.b64decode(encoded, validate=True)
             digest = bytes.fromhex(hash_hex)
         except ValueError as err:

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from infra.audit import merkle, note
 from infra.audit.canonical import digest
 from infra.audit.leaves import ACTIVITY
-from infra.audit.verify import Discrepancy, State
+from infra.audit.verify import Discrepancy, order_findings
 from infra.audit.witness import Witness
 from infra.authproxy.keys import stamp_with
 
@@ -62,6 +62,7 @@ def _check_activity(activity: dict[str, Any], answer: dict[str, Any],
     activity_id = activity["id"]
     previous: int | None = None
     newest: dict[str, Any] | None = None
+    before: tuple[int, dict[str, Any]] | None = None
     for leaf in answer["leaves"]:
         index = int(leaf["leafIndex"])
         data = leaf["leafData"].encode()
@@ -81,6 +82,8 @@ def _check_activity(activity: dict[str, Any], answer: dict[str, Any],
                          f"the previous leaf, the log served {previous}: a leaf is missing")
         previous = index
         if content.get("kind") == ACTIVITY:
+            found.extend(order_findings(index, content, before))
+            before = (index, content)
             newest = content
     for pending in answer.get("pendingLeaves", []):
         content = json.loads(pending)

@@ -130,6 +130,20 @@ def _published_verifier(session: Session) -> note.Verifier | None:
     return note.Verifier(origin_of(public), note.key_hash(origin_of(public), public), public)
 
 
+def order_findings(index: int, leaf: dict[str, Any],
+                   before: tuple[int, dict[str, Any]] | None) -> list[str]:
+    """An activity leaf must continue its activity's previous one: the status it left is the
+    status the previous leaf recorded (none for the first), and its version is higher."""
+    left = before[1].get("status") if before else None
+    if leaf.get("previousStatus") != left or (
+            before and int(leaf.get("version") or 0) <= int(before[1].get("version") or 0)):
+        where = f"leaf {before[0]}" if before else "no earlier leaf"
+        return [f"leaf {index} of activity {leaf.get('activityId')} moves from "
+                f"{leaf.get('previousStatus')} but follows {where} ({left}): its history was "
+                "reordered"]
+    return []
+
+
 def _parse_time(value: Any) -> datetime | None:
     try:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -196,6 +210,7 @@ def verify_database(session: Session, *, state: State, pinned: str | None = None
         if activity_id:
             previous[activity_id] = row.idx
             if leaf.get("kind") == ACTIVITY:
+                findings.extend(order_findings(row.idx, leaf, newest.get(activity_id)))
                 newest[activity_id] = (row.idx, leaf)
         kinds[leaf.get("kind", "?")] = kinds.get(leaf.get("kind", "?"), 0) + 1
         if first_time is None:
