@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from infra.audit import note, sequencer
 from infra.audit.log_key import LogKey, LogKeys
-from infra.db.models.audit import AuditCheckpoint
+from infra.db.models.audit import AuditCheckpoint, table
 from infra.errors import NotFound
 
 
@@ -39,7 +39,7 @@ def sign_current(session: Session, key: LogKey) -> Stored:
         return Stored(size, bytes(existing.root), existing.note)
     root = sequencer.root_at(session, size)
     signed = key.sign_note(note.Checkpoint(key.origin, size, root).text())
-    session.execute(insert(AuditCheckpoint.__table__).values(size=size, root=root, note=signed))
+    session.execute(insert(table(AuditCheckpoint)).values(size=size, root=root, note=signed))
     return Stored(size, root, signed)
 
 

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from infra.audit.canonical import canonical, digest
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
-from infra.db.models.audit import AuditStaged
+from infra.db.models.audit import AuditStaged, table
 
 #: Leaf format version (``v`` in every leaf).
 FORMAT: Final = 1
@@ -36,7 +36,7 @@ BOOT: Final = "boot"
 
 _DECISIONS: Final = "walletd.audit.decisions"
 _STAGED: Final = "walletd.audit.staged"
-_INSERT: Final = insert(AuditStaged.__table__)
+_INSERT: Final = insert(table(AuditStaged))
 _APPROVED: Final = "VOTE_SELECTION_APPROVED"
 
 

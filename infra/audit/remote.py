@@ -39,7 +39,7 @@ class Client:
             f"{self.base_url}/public/v1/query/{name}", data=data, method="POST",
             headers={"Content-Type": "application/json",
                      "X-Stamp": stamp_with(self._private, data)})
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
     def activities(self) -> list[dict[str, Any]]:

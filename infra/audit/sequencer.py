@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from infra.audit import merkle
 from infra.audit.canonical import canonical
 from infra.clock import now
-from infra.db.models.audit import AuditLeaf, AuditNode, AuditStaged, AuditState
+from infra.db.models.audit import AuditLeaf, AuditNode, AuditStaged, AuditState, table
 
 BATCH: Final = 2000
 
@@ -38,7 +38,7 @@ def lock_size(session: Session) -> int:
     if size is None:
         try:
             with session.begin_nested():
-                session.execute(insert(AuditState.__table__).values(id=1, size=0))
+                session.execute(insert(table(AuditState)).values(id=1, size=0))
         except IntegrityError:
             pass
         size = session.execute(statement).scalar_one()
@@ -78,7 +78,7 @@ def integrate(session: Session, limit: int = BATCH) -> int:
     activity_ids = {r.activity_id for r in rows if r.activity_id}
     previous: dict[str, int] = {}
     if activity_ids:
-        previous = {a: int(i) for a, i in session.execute(
+        previous = {str(a): int(i) for a, i in session.execute(
             select(AuditLeaf.activity_id, func.max(AuditLeaf.idx))
             .where(AuditLeaf.activity_id.in_(activity_ids)).group_by(AuditLeaf.activity_id))}
     nodes = load_nodes(session, set(merkle.right_edge(size)))
@@ -100,11 +100,11 @@ def integrate(session: Session, limit: int = BATCH) -> int:
         if row.activity_id:
             previous[row.activity_id] = size
         size += 1
-    session.execute(insert(AuditLeaf.__table__), leaves)
-    session.execute(insert(AuditNode.__table__), new_nodes)
-    session.execute(delete(AuditStaged.__table__).where(
+    session.execute(insert(table(AuditLeaf)), leaves)
+    session.execute(insert(table(AuditNode)), new_nodes)
+    session.execute(delete(table(AuditStaged)).where(
         AuditStaged.id.in_([r.id for r in rows])))
-    session.execute(update(AuditState.__table__).where(AuditState.id == 1).values(size=size))
+    session.execute(update(table(AuditState)).where(AuditState.id == 1).values(size=size))
     return len(rows)
 
 

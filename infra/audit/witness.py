@@ -25,7 +25,7 @@ from infra.audit.verify import Discrepancy, State, check_extension, pin
 
 
 def _get(url: str, timeout: float = 10.0) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (operator URL)
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         data: bytes = response.read()
         return data
 

@@ -7,8 +7,9 @@ behind for ``walletd audit verify`` to find.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import BigInteger, DateTime, Index, Integer, LargeBinary, String, Text
+from sqlalchemy import BigInteger, DateTime, Index, Integer, LargeBinary, String, Table, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from infra.clock import now
@@ -100,3 +101,8 @@ class AuditBoot(Base):
     record: Mapped[str] = mapped_column(Text)
     signature: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+def table(model: type[Base]) -> Table:
+    """A model's Core table (for Core statements off the ORM's unit of work)."""
+    return cast(Table, model.__table__)

@@ -74,13 +74,13 @@ def _rewrite_log(world: World, mutate: Callable[[list[dict[str, Any]]], list[dic
                 previous[leaf["activityId"]] = index
             data = canonical(leaf)
             tree.append(merkle.leaf_hash(data))
-            session.execute(insert(AuditLeaf.__table__).values(
+            session.execute(insert(table(AuditLeaf)).values(
                 idx=index, organization_id=leaf.get("organizationId"),
                 activity_id=leaf.get("activityId"), data=data.decode(),
                 hash=merkle.leaf_hash(data)))
         for level, hashes in enumerate(tree.levels):
             for index, value in enumerate(hashes):
-                session.execute(insert(AuditNode.__table__).values(level=level, idx=index,
+                session.execute(insert(table(AuditNode)).values(level=level, idx=index,
                                                                    hash=value))
         session.execute(update(AuditState).where(AuditState.id == 1).values(size=tree.size))
         checkpoints.sign_current(session, log_keys(world.services).get(session))
@@ -163,8 +163,9 @@ def test_a_database_rolled_back_to_an_older_dump_is_found(world: World, tmp_path
                                       "WALLETD_BROKER_URL": "memory://"})
         services = bootstrap(settings, "ingress")
         try:
-            from ingress.app import create_app
             import falcon.testing
+
+            from ingress.app import create_app
             old = falcon.testing.TestClient(create_app(services))
 
             def fetch(url: str) -> bytes:
