@@ -65,8 +65,8 @@ def _rewrite_log(world: World, mutate: Callable[[list[dict[str, Any]]], list[dic
         leaves = [json.loads(d) for d in session.scalars(select(AuditLeaf.data)
                                                          .order_by(AuditLeaf.idx))]
         leaves = mutate(leaves)
-        for table in (AuditLeaf, AuditNode, AuditCheckpoint):
-            session.execute(delete(table))
+        for model in (AuditLeaf, AuditNode, AuditCheckpoint):
+            session.execute(delete(model))
         tree, previous = merkle.MemoryTree(), {}
         for index, leaf in enumerate(leaves):
             leaf["index"], leaf["prev"] = index, previous.get(leaf.get("activityId"))
