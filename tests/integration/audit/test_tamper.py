@@ -26,7 +26,7 @@ from infra.audit.verify import Discrepancy, State, verify_database
 from infra.audit.witness import Witness
 from infra.bootstrap import bootstrap
 from infra.db.models.activities import Activity
-from infra.db.models.audit import AuditCheckpoint, AuditLeaf, AuditNode, AuditState
+from infra.db.models.audit import AuditCheckpoint, AuditLeaf, AuditNode, AuditState, table
 from infra.settings import Settings
 from tests.integration.audit.conftest import World
 from tests.support import services as test_services
