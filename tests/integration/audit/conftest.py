@@ -30,6 +30,7 @@ class World:
         self.services = services
         self.root = root
         self.url = url
+        self.stop_pools: Any = lambda: None
         from ingress.app import create_app
         self.http = falcon.testing.TestClient(create_app(services))
 
@@ -94,6 +95,7 @@ def start_world(url: str, data_dir: Path) -> tuple[World, threading.Event, Any]:
 @pytest.fixture
 def world(fresh_pg_url: str, tmp_path: Path) -> Iterator[World]:
     world, stop, pools = start_world(fresh_pg_url, tmp_path)
+    world.stop_pools = lambda: pools.stop(5_000)
     yield world
     stop.set()
     pools.stop(5_000)
