@@ -4,6 +4,7 @@
   it records what the other listeners left, e.g. redacted intents);
 * worker hook: the log key's custody (``services.extras[LOG_KEYS]``), created on first start,
   and this process's boot record (``infra.audit.boots``);
+* lifecycle listener :func:`infra.audit.boots.on_completed` (app proofs, after the leaf);
 * discovery: ``auditLogVerifierKey`` and ``auditLogOrigin``.
 """
 
@@ -14,7 +15,7 @@ from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
-from infra.audit import log_key, note
+from infra.audit import boots, log_key, note
 from infra.audit.leaves import on_activity_change
 from infra.bootstrap import WORKER_HOOKS
 from infra.discovery import DISCOVERY_KEYS
@@ -29,12 +30,18 @@ LOG_KEYS: Final = "audit.log_keys"
 
 
 def install(services: Any) -> None:
-    """``WORKER_HOOKS`` entry (after the custody's): the log key, created on first start."""
+    """``WORKER_HOOKS`` entry (after the custody's): the log key, created on first start;
+    in worker processes, this boot's key and its signed boot record."""
     keys = log_key.LogKeys(custody_of(services))
     services.extras[LOG_KEYS] = keys
     try:
         with services.session_factory() as session:
-            keys.get(session)
+            key = keys.get(session)
+        if services.role in ("worker", "embedded"):
+            boot = boots.CURRENT.setdefault("key", boots.BootKey.generate())
+            with services.uow() as uow:
+                boots.record_boot(uow.session, boot, key, services.settings, services.role)
+                uow.commit()
     except Exception:  # tables may not exist yet (before ``walletd migrate``)
         log.info("audit log key not initialised yet; created on first use")
 
@@ -62,3 +69,5 @@ if install not in WORKER_HOOKS:
     WORKER_HOOKS.append(install)
 if on_activity_change not in LISTENERS:
     LISTENERS.append(on_activity_change)
+if boots.on_completed not in LISTENERS:
+    LISTENERS.append(boots.on_completed)
