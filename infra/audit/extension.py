@@ -37,13 +37,19 @@ def install(services: Any) -> None:
     try:
         with services.session_factory() as session:
             key = keys.get(session)
-        if services.role in ("worker", "embedded"):
-            boot = boots.CURRENT.setdefault("key", boots.BootKey.generate())
+    except Exception:  # tables may not exist yet (before ``walletd migrate``)
+        log.info("audit log key not initialised yet; created on first use")
+        return
+    if services.role in ("worker", "embedded") and "key" not in boots.CURRENT:
+        boot = boots.BootKey.generate()
+        try:
             with services.uow() as uow:
                 boots.record_boot(uow.session, boot, key, services.settings, services.role)
                 uow.commit()
-    except Exception:  # tables may not exist yet (before ``walletd migrate``)
-        log.info("audit log key not initialised yet; created on first use")
+        except Exception:  # no record, no key: this process makes no app proofs
+            log.exception("could not record this process's boot; it makes no app proofs")
+            return
+        boots.CURRENT["key"] = boot
 
 
 def log_keys(services: Any) -> log_key.LogKeys:

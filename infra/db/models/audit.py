@@ -97,7 +97,7 @@ class AuditBoot(Base):
 
     __tablename__ = "audit_boots"
 
-    public_key: Mapped[str] = mapped_column(String(140), primary_key=True)
+    public_key: Mapped[str] = mapped_column(String(264), primary_key=True)
     record: Mapped[str] = mapped_column(Text)
     signature: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -66,7 +66,7 @@ def upgrade() -> None:
     )
     op.create_index(op.f('ix_audit_app_proofs_activity_id'), 'audit_app_proofs', ['activity_id'])
     op.create_table('audit_boots',
-    sa.Column('public_key', sa.String(length=140), nullable=False),
+    sa.Column('public_key', sa.String(length=264), nullable=False),
     sa.Column('record', sa.Text(), nullable=False),
     sa.Column('signature', sa.Text(), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
