@@ -1,7 +1,7 @@
 """audit log: staged leaves, leaves, perfect-subtree nodes, checkpoints, app proofs, boots
 
 Revision ID: 0023_audit_log
-Revises: every head before the one-head merge (re-chained on 0013_one_head at merge time)
+Revises: 0013_one_head
 Create Date: 2026-11-26 05:40:00.000000
 """
 from alembic import op
@@ -9,8 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0023_audit_log'
-down_revision = ('0002_wallets', '0006_identity_unique', '0004_policies', '0007_webhook_notify',
-                 '0007_pipeline', '0010_sessions', '0011_oauth', '0012_auth_proxy')
+down_revision = '0013_one_head'
 branch_labels = None
 depends_on = None
 
