@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 
 from sqlalchemy import select
@@ -77,3 +78,29 @@ def test_the_openapi_document_describes_the_audit_queries(world: World) -> None:
         assert "/public/v1/query/" + name in document["paths"]
         assert "/public/v1/query/" + name not in document["x-walletd-undocumented-operations"]
     assert "walletdAuditCheckpoint" in document["definitions"]
+
+
+def test_key_hierarchy_events_are_leaves_and_checkpoints_come_on_demand(world: World) -> None:
+    import subprocess
+    import sys
+
+    from tests.support.deployment import ROOT
+
+    env = {**os.environ, "WALLETD_DATA_DIR": str(world.services.settings.data_dir),
+           "WALLETD_DATABASE_URL": world.url, "WALLETD_BROKER_URL": "memory://"}
+    for args in (["keys", "rotate"], ["keys", "service-rotate", "notarizer"]):
+        done = subprocess.run([sys.executable, "-m", "walletd", *args], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "walletd", "audit", "checkpoint"], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    keys = world.http.simulate_get("/public/v1/discovery/keys").json
+    checkpoint = note.open_checkpoint(done.stdout, note.Verifier.parse(keys["auditLogVerifierKey"]))
+    events = [(leaf["event"], leaf["details"]) for leaf in _leaves(world) if leaf["kind"] == "key"]
+    assert checkpoint.size == len(_leaves(world))  # the command appended everything staged
+    rotated = [d for e, d in events if e == "MASTER_KEY_ROTATED"]
+    assert rotated and rotated[0]["masterKeyVersion"] == 2 and rotated[0]["rowsRewrapped"] > 0
+    assert ("SERVICE_KEY_ROTATED", "notarizer", 2) in [
+        (e, d.get("purpose"), d.get("version")) for e, d in events]
+    assert not any("private" in json.dumps(d).lower() for _, d in events)
