@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -51,4 +52,6 @@ def test_key_hash_is_the_signed_note_one() -> None:
     public = bytes(32)
     text = note.verifier_key("n", public)
     name, hash_hex, encoded = text.split("+", 2)
-    assert base64.b64decode(encoded) == b"\x01" + public and len(bytes.fromhex(hash_hex)) == 4
+    assert name == "n" and base64.b64decode(encoded) == b"\x01" + public
+    assert bytes.fromhex(hash_hex) == note.key_hash("n", public)
+    assert hashlib.sha256(b"n\n\x01" + public).digest()[:4] == note.key_hash("n", public)
