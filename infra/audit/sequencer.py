@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -52,15 +52,12 @@ def tree_size(session: Session) -> int:
 
 
 def load_nodes(session: Session, keys: set[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
-    """The stored perfect-subtree hashes at ``keys`` (one statement per level touched)."""
-    by_level: dict[int, list[int]] = {}
-    for level, index in keys:
-        by_level.setdefault(level, []).append(index)
-    out: dict[tuple[int, int], bytes] = {}
-    for level, indexes in by_level.items():
-        rows = session.execute(select(AuditNode.idx, AuditNode.hash).where(
-            AuditNode.level == level, AuditNode.idx.in_(indexes)))
-        out.update({(level, int(i)): bytes(h) for i, h in rows})
+    """The stored perfect-subtree hashes at ``keys``, in one statement."""
+    if not keys:
+        return {}
+    rows = session.execute(select(AuditNode.level, AuditNode.idx, AuditNode.hash).where(
+        tuple_(AuditNode.level, AuditNode.idx).in_(sorted(keys))))
+    out = {(int(level), int(i)): bytes(h) for level, i, h in rows}
     missing = keys - out.keys()
     if missing:
         raise LookupError(f"tree nodes missing: {sorted(missing)[:5]}")
