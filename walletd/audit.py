@@ -125,8 +125,8 @@ def _witness(args: argparse.Namespace) -> int:
 
 def _checkpoint(settings: Settings) -> int:
     from infra.audit import checkpoints
-    from infra.audit.extension import log_keys
     from infra.bootstrap import bootstrap
+    from infra.worker_services import log_keys
 
     services = bootstrap(settings, "cli")
     stored = checkpoints.issue(services, log_keys(services))

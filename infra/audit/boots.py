@@ -46,12 +46,14 @@ from infra.audit.log_key import LogKey
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.db.models.audit import AuditAppProof, AuditBoot, table
+from infra.db.unit_of_work import UnitOfWork
 
 SCHEME: Final = "SIGNATURE_SCHEME_EPHEMERAL_KEY_P256"
 ADDRESS_DERIVATION: Final = "APP_PROOF_TYPE_ADDRESS_DERIVATION"
 POLICY_OUTCOME: Final = "APP_PROOF_TYPE_POLICY_OUTCOME"
 MANIFEST_VERSION: Final = "walletd-boot-record-v1"
 APP_NAME: Final = "walletd"
+COMPLETED: Final = "ACTIVITY_STATUS_COMPLETED"
 _CODE_PACKAGES: Final = ("infra", "ingress", "workers", "consensus", "notifier", "walletd",
                          "authproxy")
 _SECRET_WORDS: Final = ("url", "secret", "password", "token", "key")
@@ -221,19 +223,25 @@ def proofs_of(session: Session, activity_ids: Iterable[str]) -> dict[str, list[d
     return out
 
 
-#: This process's boot key (worker-type processes; set once at start by the audit wiring,
-#: read by the lifecycle listener, which has no services at hand).
-CURRENT: dict[str, BootKey] = {}
+class AppProofs:
+    """The app-proof listener of one worker-type process (wired by ``infra.bootstrap`` after
+    the leaf's listener): its boot key signs, once the process's boot record is stored."""
 
+    def __init__(self, boot: BootKey) -> None:
+        self.boot = boot
+        self.recorded = False
 
-def on_completed(session: Session, activity: Activity, previous: str | None) -> None:
-    """Lifecycle listener (after the leaf's): the app proof of a completed activity that
-    asked for one, in the same transaction."""
-    boot = CURRENT.get("key")
-    if boot is None or previous is None or activity.status != "ACTIVITY_STATUS_COMPLETED":
-        return
-    if not wants_proofs(activity):
-        return
-    entry = leaves.staged_entry(session, activity.id)
-    if entry is not None:
-        store_proof(session, activity, app_proof(boot, activity, entry))
+    def record(self, session: Session, key: LogKey, settings: Any, role: str) -> None:
+        """Store the signed boot record (the caller commits); proofs are made from then on."""
+        record_boot(session, self.boot, key, settings, role)
+
+    def on_activity_change(self, uow: UnitOfWork, activity: Activity,
+                           previous: str | None) -> None:
+        """The app proof of a completed activity that asked for one, same transaction."""
+        if not self.recorded or previous is None or activity.status != COMPLETED:
+            return
+        if not wants_proofs(activity):
+            return
+        entry = leaves.staged_entry(uow.session, activity.id)
+        if entry is not None:
+            store_proof(uow.session, activity, app_proof(self.boot, activity, entry))

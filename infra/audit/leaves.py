@@ -26,6 +26,7 @@ from infra.audit.canonical import canonical, digest
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.audit import AuditStaged, table
+from infra.db.unit_of_work import UnitOfWork
 
 #: Leaf format version (``v`` in every leaf).
 FORMAT: Final = 1
@@ -109,8 +110,9 @@ def activity_entry(activity: Activity, previous: str | None, *, approvers: list[
     }
 
 
-def on_activity_change(session: Session, activity: Activity, previous: str | None) -> None:
-    """Lifecycle listener (registered last): stage the change's leaf."""
+def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    """Activity listener (``infra.bootstrap.ACTIVITY_LISTENERS``): stage the change's leaf."""
+    session = uow.session
     decisions: dict[str, Any] = session.info.get(_DECISIONS) or {}
     decision = decisions.pop(activity.id, None) if previous is not None else None
     entry = activity_entry(activity, previous, decision=decision, at=timestamp(),

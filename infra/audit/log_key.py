@@ -77,6 +77,15 @@ def verifier(session: Session) -> note.Verifier:
     return note.Verifier(origin_of(public), note.key_hash(origin_of(public), public), public)
 
 
+def discovery_section(session: Session) -> dict[str, Any]:
+    """``auditLogOrigin`` and ``auditLogVerifierKey`` once the key exists (nothing before)."""
+    public = public_key(session)
+    if public is None:
+        return {}
+    origin = origin_of(public)
+    return {"auditLogOrigin": origin, "auditLogVerifierKey": note.verifier_key(origin, public)}
+
+
 class LogKeys:
     """Opens (creating on first use) the log key with a worker's custody; cached."""
 

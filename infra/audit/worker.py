@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from infra.audit import checkpoints
-from infra.audit.extension import log_keys
+from infra.worker_services import log_keys
 
 log = logging.getLogger(__name__)
 

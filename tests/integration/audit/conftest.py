@@ -14,7 +14,6 @@ import falcon.testing
 import pytest
 
 from infra.audit import checkpoints
-from infra.audit.extension import log_keys
 from infra.bootstrap import Services, bootstrap
 from infra.db.migrate import upgrade
 from infra.identity.root import KEY_FILE, ensure_root
@@ -22,6 +21,7 @@ from infra.messaging import queues
 from infra.pipeline.submit import submit
 from infra.queries_service import query
 from infra.settings import Settings
+from infra.worker_services import log_keys
 from walletd.processes import declare_all, start_workers
 
 
@@ -84,7 +84,7 @@ def start_world(url: str, data_dir: Path) -> tuple[World, threading.Event, Any]:
         "WALLETD_WORKER_THREADS": "2"})
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    ensure_root(services)
+    ensure_root(services.uow, services.settings)
     declare_all(services)
     stop = threading.Event()
     pools = start_workers(services, {queues.CONSENSUS, queues.SIGNING, queues.ACCOUNTS}, None,

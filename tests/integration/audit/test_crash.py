@@ -43,9 +43,9 @@ def die() -> None:
 
 if where == "submit-before-commit":
     original = lifecycle.record_created
-    def created(session, activity):
-        original(session, activity)
-        session.flush()
+    def created(uow, activity):
+        original(uow, activity)
+        uow.session.flush()
         die()
     lifecycle.record_created = created
     import infra.pipeline.submit as submit_module

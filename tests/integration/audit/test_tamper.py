@@ -21,13 +21,13 @@ from sqlalchemy import delete, insert, select, text, update
 
 from infra.audit import checkpoints, merkle
 from infra.audit.canonical import canonical, digest
-from infra.audit.extension import log_keys
 from infra.audit.verify import Discrepancy, State, verify_database
 from infra.audit.witness import Witness
 from infra.bootstrap import bootstrap
 from infra.db.models.activities import Activity
 from infra.db.models.audit import AuditCheckpoint, AuditLeaf, AuditNode, AuditState, table
 from infra.settings import Settings
+from infra.worker_services import log_keys
 from tests.integration.audit.conftest import World
 from tests.support import services as test_services
 
