@@ -34,6 +34,10 @@ ACTIVITY: Final = "activity"
 VOTE: Final = "vote"
 KEY: Final = "key"
 BOOT: Final = "boot"
+REDACTION: Final = "redaction"
+#: Leaf kinds that state what the activity row holds at that point (its newest such leaf
+#: must agree with the row).
+ROW_KINDS: Final = frozenset({ACTIVITY, VOTE, REDACTION})
 
 _DECISIONS: Final = "walletd.audit.decisions"
 _STAGED: Final = "walletd.audit.staged"
@@ -88,21 +92,28 @@ def _approvers(session: Session, activity: Activity, previous: str | None,
     return sorted({v.user_id for v in votes if v.selection == _APPROVED})
 
 
-def activity_entry(activity: Activity, previous: str | None, *, approvers: list[str],
-                   decision: dict[str, Any] | None, at: str) -> dict[str, Any]:
-    """The leaf of one activity change (``previous`` status ``None``: its creation)."""
+def row_fields(activity: Activity) -> dict[str, Any]:
+    """What a leaf states about the activity row as it is now."""
     return {
-        "kind": ACTIVITY,
         "organizationId": activity.organization_id,
         "activityId": activity.id,
         "fingerprint": activity.fingerprint,
         "type": activity.type,
         "status": activity.status,
-        "previousStatus": previous,
         "version": activity.version,
         "intentDigest": digest(activity.intent or None),
         "resultDigest": digest(activity.result or None),
         "failureDigest": digest(activity.failure or None),
+    }
+
+
+def activity_entry(activity: Activity, previous: str | None, *, approvers: list[str],
+                   decision: dict[str, Any] | None, at: str) -> dict[str, Any]:
+    """The leaf of one activity change (``previous`` status ``None``: its creation)."""
+    return {
+        "kind": ACTIVITY,
+        **row_fields(activity),
+        "previousStatus": previous,
         "approvers": approvers,
         "policyOutcome": decision["outcome"] if decision else None,
         "decisionDigest": decision["digest"] if decision else None,
@@ -121,14 +132,11 @@ def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None
 
 
 def record_vote(session: Session, target: Activity, vote: Vote, vote_activity_id: str) -> None:
-    """Stage the leaf of a vote cast on ``target`` (by the activity ``vote_activity_id``)."""
+    """Stage the leaf of a vote cast on ``target`` (by the activity ``vote_activity_id``);
+    it also states the target row as the vote left it (the vote moves its version)."""
     stage(session, {
         "kind": VOTE,
-        "organizationId": target.organization_id,
-        "activityId": target.id,
-        "fingerprint": target.fingerprint,
-        "type": target.type,
-        "status": target.status,
+        **row_fields(target),
         "voter": vote.user_id,
         "selection": vote.selection,
         "voteActivityId": vote_activity_id,
@@ -136,6 +144,13 @@ def record_vote(session: Session, target: Activity, vote: Vote, vote_activity_id
                               "signature": vote.signature}),
         "time": timestamp(),
     })
+
+
+def record_redaction(session: Session, activity: Activity, reason: str) -> None:
+    """Stage the leaf of a settled activity's stored secret being redacted (no status change):
+    its new digests, and why."""
+    stage(session, {"kind": REDACTION, **row_fields(activity), "reason": reason,
+                    "time": timestamp()})
 
 
 def record_key_event(session: Session, event: str, details: dict[str, Any]) -> None:

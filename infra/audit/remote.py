@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from infra.audit import merkle, note
 from infra.audit.canonical import digest
-from infra.audit.leaves import ACTIVITY
+from infra.audit.leaves import ACTIVITY, ROW_KINDS
 from infra.audit.verify import Discrepancy, order_findings
 from infra.audit.witness import Witness
 from infra.authproxy.keys import stamp_with
@@ -84,10 +84,11 @@ def _check_activity(activity: dict[str, Any], answer: dict[str, Any],
         if content.get("kind") == ACTIVITY:
             found.extend(order_findings(index, content, before))
             before = (index, content)
+        if content.get("kind") in ROW_KINDS:
             newest = content
     for pending in answer.get("pendingLeaves", []):
         content = json.loads(pending)
-        if content.get("kind") == ACTIVITY:
+        if content.get("kind") in ROW_KINDS:
             newest = content
     if newest is None:
         return [*found, f"activity {activity_id} has no leaf"]

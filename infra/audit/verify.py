@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from infra.audit import merkle, note
 from infra.audit.canonical import canonical, digest
-from infra.audit.leaves import ACTIVITY
+from infra.audit.leaves import ACTIVITY, ROW_KINDS
 from infra.audit.log_key import origin_of
 from infra.clock import as_utc
 from infra.db.models.activities import Activity
@@ -132,8 +132,8 @@ def _published_verifier(session: Session) -> note.Verifier | None:
 
 def order_findings(index: int, leaf: dict[str, Any],
                    before: tuple[int, dict[str, Any]] | None) -> list[str]:
-    """An activity leaf must continue its activity's previous one: the status it left is the
-    status the previous leaf recorded (none for the first), and its version is higher."""
+    """A status-change leaf must continue its activity's previous one: the status it left is
+    the status the previous change recorded (none for the first), and its version is higher."""
     left = before[1].get("status") if before else None
     if leaf.get("previousStatus") != left or (
             before and int(leaf.get("version") or 0) <= int(before[1].get("version") or 0)):
@@ -175,7 +175,8 @@ def verify_database(session: Session, *, state: State, pinned: str | None = None
     verifier = pin(state, published, pinned)
     tree = merkle.MemoryTree()
     previous: dict[str, int] = {}
-    newest: dict[str, tuple[int, dict[str, Any]]] = {}
+    newest: dict[str, tuple[int, dict[str, Any]]] = {}  # the newest leaf stating the row
+    changes: dict[str, tuple[int, dict[str, Any]]] = {}  # the newest status change
     kinds: dict[str, int] = {}
     first_time = None
     rows = session.execute(select(AuditLeaf.idx, AuditLeaf.activity_id, AuditLeaf.data,
@@ -210,7 +211,9 @@ def verify_database(session: Session, *, state: State, pinned: str | None = None
         if activity_id:
             previous[activity_id] = row.idx
             if leaf.get("kind") == ACTIVITY:
-                findings.extend(order_findings(row.idx, leaf, newest.get(activity_id)))
+                findings.extend(order_findings(row.idx, leaf, changes.get(activity_id)))
+                changes[activity_id] = (row.idx, leaf)
+            if leaf.get("kind") in ROW_KINDS:
                 newest[activity_id] = (row.idx, leaf)
         kinds[leaf.get("kind", "?")] = kinds.get(leaf.get("kind", "?"), 0) + 1
         if first_time is None:
@@ -256,7 +259,7 @@ def verify_database(session: Session, *, state: State, pinned: str | None = None
     for activity_id, entry in session.execute(select(AuditStaged.activity_id, AuditStaged.entry)
                                               .order_by(AuditStaged.id)):
         leaf = json.loads(entry)
-        if activity_id and leaf.get("kind") == ACTIVITY:
+        if activity_id and leaf.get("kind") in ROW_KINDS:
             staged[activity_id] = leaf
     seen: set[str] = set()
     count = 0
