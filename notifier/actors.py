@@ -33,10 +33,11 @@ from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.messaging import contracts, queues
 from infra.pipeline.execute import MAX_RETRIES, retry_when
+from infra.seal.wiring import seal_of
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
 from infra.webhooks.extension import KEYRING
-from infra.webhooks.keystore import KeyRingFile, keyring_path
+from infra.webhooks.keystore import SealedKeyRing
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,
@@ -72,7 +73,7 @@ class Notifier:
     """What the deliver actor runs with (built once per process by :func:`declare`)."""
 
     services: Services
-    keys: KeyRingFile
+    keys: Any  # ``.ring()``: SealedKeyRing (tests may give a plaintext KeyRingFile)
     allow: AllowList
     schedule: RetrySchedule = field(default_factory=RetrySchedule)
     config: DeliveryConfig = field(default_factory=DeliveryConfig)
@@ -440,7 +441,7 @@ def build_notifier(services: Services, **overrides: Any) -> Notifier:
     """The notifier of this process (its key ring comes from the worker hook)."""
     keys = services.extras.get(KEYRING)
     if keys is None:
-        keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
+        keys = SealedKeyRing(seal_of(services))
         services.extras[KEYRING] = keys
     allow = endpoint_rules.allow_list(services.settings.webhook_allow)
     overrides.setdefault(

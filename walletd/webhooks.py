@@ -29,6 +29,7 @@ from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEnd
 from infra.settings import Settings
 from infra.webhooks import keystore
 from infra.webhooks.replay import replay_failed
+from walletd.operator import unsealed
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -69,8 +70,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(delivery_id)
         return 0
     if args.webhooks_command == "rotate-key":
-        path = keystore.keyring_path(settings.data_dir)
-        ring = keystore.rotate_file(path, now_ms=now_ms(), overlap_ms=int(args.overlap_hours * 3_600_000))
+        ring = keystore.rotate_sealed(unsealed(services), now_ms=now_ms(),
+                                      overlap_ms=int(args.overlap_hours * 3_600_000))
         with services.uow() as uow:
             keystore.publish(uow.session, ring)
             uow.commit()

@@ -1,19 +1,17 @@
 """Key custody in worker processes: the master keyring, sealing rows, the bundle signer.
 
 Only worker-type processes (``worker``, ``embedded``, ``cli``) call :func:`install` (a
-``WORKER_HOOKS`` entry); the ingress role's settings carry no master-key location, so
-:func:`load_custody` refuses to run there. Every secret column is sealed with a data key of
-its own, bound to the row by its context (``wallet:<id>``, ``private_key:<id>``, …).
+``WORKER_HOOKS`` entry); the master keyring comes from the process's seal
+(:mod:`infra.seal`): while sealed, anything needing a key raises ``Sealed``. Every secret
+column is sealed with a data key of its own, bound to the row by its context
+(``wallet:<id>``, ``private_key:<id>``, …).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -32,12 +30,13 @@ from infra.crypto.keyring import (
 )
 from infra.db.models.wallets import ImportTarget, PrivateKey, ServiceKey, Wallet
 from infra.errors import Internal
+from infra.seal.state import SealState
+from infra.seal.wiring import seal_of
 
 log = logging.getLogger(__name__)
 
 CUSTODY = "wallets.custody"
 SIGNER_NAME = "bundle-signer"
-RELOAD_CHECK_S = 1.0
 #: Tables with ``wrapped_key`` / ``ciphertext`` columns; other concepts append theirs (each
 #: such model names its context with a ``SEALED_KIND`` class attribute).
 SEALED_TABLES: list[type[Any]] = [Wallet, PrivateKey, ImportTarget, ServiceKey]
@@ -54,48 +53,32 @@ def row_context(row: Any) -> bytes:
 
 @dataclass
 class Custody:
-    """The master keyring of this process and what it seals/opens."""
+    """The master keyring of this process (from the seal) and what it seals/opens.
 
-    keyring_path: str
-    keyring: MasterKeyring
+    ``keys`` returns the current master keyring, or raises ``Sealed`` while the process
+    holds no root key; it re-reads the sealed keyring when another process changed it.
+    """
+
+    keys: Callable[[], MasterKeyring]
     session_factory: Any = None
+    on_change: Callable[[], None] | None = None
     _signer: ServiceSigner | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _mtime: float = 0.0
-    _checked: float = 0.0
 
-    def __post_init__(self) -> None:
-        self._mtime = self._file_mtime()
-        self._checked = time.monotonic()
-
-    def _file_mtime(self) -> float:
-        try:
-            return os.stat(self.keyring_path).st_mtime
-        except OSError:
-            return 0.0
+    @property
+    def keyring(self) -> MasterKeyring:
+        """The master keyring (``Sealed`` while sealed)."""
+        return self.keys()
 
     def reload(self) -> None:
-        """Re-read the keyring file (after ``walletd keys rotate`` in another process)."""
-        with self._lock:
-            self._mtime = self._file_mtime()
-            self.keyring = load_keyring_file(self.keyring_path)
+        """Re-read the keyring now (a version unknown here may have just been added)."""
+        if self.on_change is not None:
+            self.on_change()
 
     def refresh(self) -> None:
-        """Reload when the file changed (checked at most once a second).
-
-        New data keys are then wrapped with the newest version even in a worker that started
-        before ``walletd keys rotate`` ran.
-        """
-        now = time.monotonic()
-        if now - self._checked < RELOAD_CHECK_S:
-            return
-        self._checked = now
-        if self._file_mtime() != self._mtime:
-            self.reload()
+        """Kept for callers of the file-based custody: the seal re-reads on its own."""
 
     def seal_row(self, row: Any, secret: bytes) -> None:
         """Seal ``secret`` into ``row.wrapped_key`` / ``row.ciphertext``."""
-        self.refresh()
         sealed = Envelope(self.keyring).seal(secret, row_context(row))
         row.wrapped_key, row.ciphertext = sealed.wrapped_key, sealed.ciphertext
 
@@ -126,18 +109,31 @@ class Custody:
         return self._signer
 
 
+def custody_of_seal(state: SealState) -> Custody:
+    """Custody over a process's seal."""
+
+    def keys() -> MasterKeyring:
+        return state.contents().master
+
+    def changed() -> None:
+        state.force_reload()
+
+    return Custody(keys, on_change=changed)
+
+
 def load_custody(master_key_file: str) -> Custody:
-    """Load (creating on first start) the keyring at ``master_key_file``.
+    """Custody over a plaintext keyring file (tests of the envelope layer only; no process
+    of walletd keeps its master keys in such a file: see :mod:`infra.seal`).
 
     Raises:
-        KeyringUnavailable: when no location is configured (the ingress role) or the file
-            is unusable.
+        KeyringUnavailable: when no location is configured (the ingress role).
     """
     if not master_key_file:
         raise KeyringUnavailable(
             "this process has no master key location (the ingress role never loads keys)"
         )
-    return Custody(master_key_file, init_keyring_file(master_key_file))
+    init_keyring_file(master_key_file)
+    return Custody(lambda: load_keyring_file(master_key_file))
 
 
 def custody_of(services: Any) -> Custody:
@@ -149,15 +145,26 @@ def custody_of(services: Any) -> Custody:
 
 
 def install(services: Any) -> None:
-    """``WORKER_HOOKS`` entry: load the keyring and make sure the signer key exists."""
-    custody = load_custody(services.settings.master_key_file)
-    services.keyring = custody.keyring
+    """``WORKER_HOOKS`` entry: custody over the process's seal; the bundle signer is made
+    (or loaded) as soon as the process is unsealed."""
+    state = seal_of(services)
+    custody = custody_of_seal(state)
     custody.session_factory = services.session_factory
     services.extras[CUSTODY] = custody
-    try:
-        custody.signer()
-    except Exception:  # tables may not exist yet (before ``walletd migrate``)
-        log.info("bundle signer not initialised yet; will be created on first use")
+    services.keyring = custody
+
+    def ensure(sealed: bool) -> None:
+        if sealed:
+            custody._signer = None
+            return
+        try:
+            custody.signer()
+        except Exception:  # tables may not exist yet (before ``walletd migrate``)
+            log.info("bundle signer not initialised yet; will be created on first use")
+
+    state.listeners.append(ensure)
+    if not state.sealed:
+        ensure(False)
 
 
 def ensure_signer(session: Session, custody: Custody) -> ServiceSigner:

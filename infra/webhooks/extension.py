@@ -15,9 +15,9 @@ import logging
 from sqlalchemy.exc import SQLAlchemyError
 
 from infra.bootstrap import SERVICE_HOOKS, WORKER_HOOKS, Services
-from infra.clock import now_ms
 from infra.messaging import contracts
 from infra.pipeline import lifecycle
+from infra.seal.wiring import seal_of
 from infra.webhooks import keystore, outbox
 
 log = logging.getLogger(__name__)
@@ -27,8 +27,9 @@ KEYRING = "webhook_keyring"
 
 
 def open_keyring(services: Services) -> None:
-    """Worker hook: load (or create) the ring and publish its public keys."""
-    holder = keystore.KeyRingFile(keystore.keyring_path(services.settings.data_dir), now_ms=now_ms())
+    """Worker hook: the ring from the seal; its public keys published once unsealed."""
+    state = seal_of(services)
+    holder = keystore.SealedKeyRing(state)
     services.extras[KEYRING] = holder
     broker = services.broker
 
@@ -37,12 +38,19 @@ def open_keyring(services: Services) -> None:
             contracts.send_deliver_webhook(broker, delivery_id)
 
     outbox.set_dispatcher(dispatch)
-    try:
-        with services.uow() as uow:
-            keystore.publish(uow.session, holder.ring())
-            uow.commit()
-    except SQLAlchemyError:
-        log.warning("webhook signing keys not published (database not migrated yet?)")
+
+    def publish(sealed: bool) -> None:
+        if sealed:
+            return
+        try:
+            with services.uow() as uow:
+                keystore.publish(uow.session, holder.ring())
+                uow.commit()
+        except SQLAlchemyError:
+            log.warning("webhook signing keys not published (database not migrated yet?)")
+
+    state.listeners.append(publish)
+    publish(state.sealed)
 
 
 if outbox.on_activity_change not in lifecycle.LISTENERS:
