@@ -28,6 +28,7 @@ from infra.bootstrap import bootstrap
 from infra.db.migrate import upgrade
 from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
+from infra.seal.wiring import STATUSES
 from infra.settings import Settings
 
 log = logging.getLogger("walletd")
@@ -241,8 +242,9 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
                  for i in range(count)]
         for p in procs:
             p.start()
-        probe = _probe(bootstrap(settings, "ingress", label="worker-probe"),
-                       lambda: all(p.is_alive() for p in procs))
+        probe_services = bootstrap(settings, "ingress", label="worker-probe")
+        probe_services.extras[STATUSES] = _children_seal(settings, procs)
+        probe = _probe(probe_services, lambda: all(p.is_alive() for p in procs))
         try:
             _wait_for_signal()
         finally:
@@ -255,6 +257,23 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     finally:
         multiprocess.forget_dir(metrics_dir)
+
+
+def _children_seal(settings: Settings, procs: list[Any]) -> Callable[[], list[dict[str, Any]]]:
+    """The seal statuses of this supervisor's worker processes, through their admin sockets
+    (a child that does not answer counts as sealed)."""
+    from infra.seal.admin import call_all
+    from infra.seal.wiring import seal_config
+
+    directory = seal_config(settings).socket_dir
+
+    def statuses() -> list[dict[str, Any]]:
+        answers = {int(a["status"]["pid"]): a["status"] for a in call_all(directory, {"op": "status"})
+                   if a.get("ok") and "pid" in a.get("status", {})}
+        return [answers.get(p.pid) or {"sealed": True, "pid": p.pid, "reason": "not answering"}
+                for p in procs]
+
+    return statuses
 
 
 def _probe(services: Any, alive: Callable[[], bool]) -> Any:

@@ -89,6 +89,20 @@ def seal_of(services: Any) -> SealState:
     return state
 
 
+#: ``services.extras`` key of a callable giving the seal statuses of other processes this one
+#: answers for (``walletd worker --processes N``: its children).
+STATUSES = "seal.statuses"
+
+
+def seal_statuses(services: Any) -> list[dict[str, Any]]:
+    """The seal of this process, or of the processes it reports for (none: no seal)."""
+    state = current_seal(services)
+    if state is not None:
+        return [state.status()]
+    others = services.extras.get(STATUSES) if services is not None else None
+    return list(others()) if callable(others) else []
+
+
 def current_seal(services: Any) -> SealState | None:
     """The seal if this process has one (``None`` in the ingress)."""
     state = services.extras.get(SEAL) if services is not None else None

@@ -1,4 +1,5 @@
-"""``GET /health`` (liveness) and ``GET /ready`` (database and broker reachable)."""
+"""``GET /health`` (liveness) and ``GET /ready`` (database and broker reachable; for worker
+roles, unsealed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from sqlalchemy import text
 from infra.bootstrap import Services
 from infra.errors import GRPC_UNAVAILABLE
 from infra.messaging.broker import ping
+from infra.seal.wiring import seal_statuses
 
 
 class HealthResource:
@@ -36,6 +38,10 @@ class ReadyResource:
             checks["broker"] = "ok"
         except Exception as ex:
             checks["broker"] = f"unreachable: {type(ex).__name__}"
+        statuses = seal_statuses(self.services)  # worker roles: a sealed worker is not ready
+        if statuses:
+            sealed = [s for s in statuses if s.get("sealed")]
+            checks["seal"] = "ok" if not sealed else f"sealed ({sealed[0].get('reason') or 'sealed'})"
         ok = all(v == "ok" for v in checks.values())
         resp.status = falcon.HTTP_200 if ok else falcon.HTTP_503
         resp.media = {"status": "ready" if ok else "unavailable", "checks": checks}

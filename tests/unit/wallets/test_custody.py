@@ -79,7 +79,7 @@ def test_worker_refuses_a_world_readable_sealed_keyring(settings: Settings) -> N
 
 def test_an_existing_plaintext_keyring_is_imported_then_removed(settings: Settings) -> None:
     old = init_keyring_file(settings.master_key_file)
-    custody, state = _custody(settings)
+    custody, _ = _custody(settings)
     assert custody.keyring.current_key().key_secret == old.current_key().key_secret
     assert not Path(settings.master_key_file).exists()
 
