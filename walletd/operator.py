@@ -192,6 +192,8 @@ def _seal(args: argparse.Namespace, settings: Settings) -> int:
 
 def _quorum(settings: Settings) -> list[str]:
     current = operations.current_file(seal_config(settings))
+    if current.seal_type == "static":
+        return []
     what = "unseal share" if current.seal_type == "shamir" else "recovery share"
     return read_shares(_threshold_of(current), what)
 

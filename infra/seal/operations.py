@@ -144,6 +144,8 @@ def initialise(config: SealConfig, kind: str, *, count: int = 5, threshold: int 
                                "already (see walletd operator status)")
         contents, found = legacy_contents(legacy, now_ms)
         seal, handed, recovery = _new_wrapper(config, kind, count, threshold)
+        if kind == "static":  # development only: no recovery set to keep
+            handed, recovery = [], None
         root = os.urandom(sealed_file.ROOT_BYTES)
         blank = SealedFile.new(seal=seal.describe(), wrapped_root="", root=root, contents=contents,
                                public=_public(contents), recovery=recovery)
@@ -156,8 +158,9 @@ def initialise(config: SealConfig, kind: str, *, count: int = 5, threshold: int 
     if not quiet:
         log.info("seal: initialised (%s seal%s)", kind,
                  f", imported and removed {len(found)} plaintext key files" if found else "")
-    return Outcome(shares=[] if kind == "static" else handed, threshold=threshold,
-                   recovery=kind in AUTO_TYPES, imported=found, seal_type=kind)
+    return Outcome(shares=handed, threshold=0 if kind == "static" else threshold,
+                   recovery=kind in AUTO_TYPES and kind != "static", imported=found,
+                   seal_type=kind)
 
 
 def import_legacy(config: SealConfig, root: bytes, legacy: LegacyFiles) -> list[str]:
@@ -201,6 +204,8 @@ def authorise(config: SealConfig, current: SealedFile, given: list[str]) -> byte
     Raises:
         BadShare: too few, corrupted, or of another set.
     """
+    if current.seal_type == "static":  # development only: the key file is the authority
+        return auto_root(config, current)
     secret = shares.combine(given)
     if current.seal_type == "shamir":
         return ShamirSeal(secret).unwrap(current.wrapped_root, current.deployment)
@@ -229,7 +234,7 @@ def rekey(config: SealConfig, given: list[str], count: int, threshold: int) -> O
         sealed_file.write(config.keyring_file, written)
         _verify(config, written, seal, root, contents)
     log.info("seal: rekeyed (%s seal, %d of %d)", current.seal_type, threshold, count)
-    return Outcome(shares=handed, threshold=threshold, recovery=current.seal_type in AUTO_TYPES,
+    return Outcome(shares=handed, threshold=0 if kind == "static" else threshold, recovery=current.seal_type in AUTO_TYPES,
                    seal_type=current.seal_type)
 
 
@@ -247,7 +252,7 @@ def migrate(config: SealConfig, to: str, given: list[str], count: int, threshold
         contents = current.open(root)
         handed: list[str] = []
         recovery = current.recovery
-        if to == "shamir" or current.seal_type == "shamir":
+        if to == "shamir" or current.seal_type in ("shamir", "static"):
             seal, handed, recovery = _new_wrapper(config, to, count, threshold)
         else:
             seal = auto_seal(to, config)

@@ -9,8 +9,8 @@ deployment is refused:
 - ``shamir``: AES-256-GCM under a key-encryption key that exists only as SLIP-39 shares
   held by people; built with the combined key (:class:`ShamirSeal`).
 - ``transit``: OpenBao/Vault transit ``encrypt``/``decrypt`` (the key never leaves the server).
-- ``pkcs11``: a non-extractable AES-256 key in a PKCS#11 token, AES-GCM (or KWP) with fixed
-  associated data.
+- ``pkcs11``: a non-extractable AES-256 key in a PKCS#11 token, AES-GCM (``CKM_AES_GCM``) with
+  fixed associated data.
 - ``awskms``: AWS KMS ``Encrypt``/``Decrypt`` with an encryption context naming the deployment.
 
 An auto-unseal seal that cannot be reached raises :class:`SealUnavailable` (the process stays
@@ -220,8 +220,9 @@ class Pkcs11Seal:
         if not (config.pkcs11_library and config.pkcs11_token_label):
             raise SealMismatch("WALLETD_SEAL=pkcs11 needs WALLETD_SEAL_PKCS11_LIBRARY and "
                                "WALLETD_SEAL_PKCS11_TOKEN_LABEL")
-        if config.pkcs11_mechanism not in ("aes-gcm", "kwp"):
-            raise SealMismatch("WALLETD_SEAL_PKCS11_MECHANISM is aes-gcm or kwp")
+        if config.pkcs11_mechanism != "aes-gcm":
+            raise SealMismatch("WALLETD_SEAL_PKCS11_MECHANISM: only aes-gcm (CKM_AES_GCM with "
+                               "fixed associated data) is supported")
         self.config = config
 
     def describe(self) -> dict[str, Any]:
@@ -242,10 +243,16 @@ class Pkcs11Seal:
         from pkcs11 import KeyType, ObjectClass
         from pkcs11.exceptions import PKCS11Error
 
+        from pkcs11.exceptions import NoSuchToken
+
         c = self.config
         try:
             lib = pkcs11.lib(c.pkcs11_library)
-            token = lib.get_token(token_label=c.pkcs11_token_label)
+            try:
+                token = lib.get_token(token_label=c.pkcs11_token_label)
+            except NoSuchToken:  # plugged in (or created) after the library was loaded
+                lib.reinitialize()
+                token = lib.get_token(token_label=c.pkcs11_token_label)
             with token.open(user_pin=self._pin()) as session:
                 key = session.get_key(object_class=ObjectClass.SECRET_KEY, key_type=KeyType.AES,
                                       label=c.pkcs11_key_label)
@@ -258,49 +265,35 @@ class Pkcs11Seal:
         from pkcs11 import Mechanism
         from pkcs11.mechanisms import GCMParams
 
-        aad = _aad(self.type, deployment)
-        if self.config.pkcs11_mechanism == "kwp":
-            # KWP has no associated data: the deployment is bound by wrapping root ‖ hash(aad).
-            import hashlib
-
-            body = root + hashlib.sha256(aad).digest()
-            return "kwp:" + b64u(self._with_key(
-                lambda key: key.encrypt(body, mechanism=Mechanism.AES_KEY_WRAP_PAD)))
         nonce = os.urandom(_NONCE)
         blob = self._with_key(lambda key: key.encrypt(
-            root, mechanism=Mechanism.AES_GCM, mechanism_param=GCMParams(nonce, aad)))
-        return "gcm:" + b64u(nonce + blob)
+            root, mechanism=Mechanism.AES_GCM,
+            mechanism_param=GCMParams(nonce, _aad(self.type, deployment))))
+        return "gcm:" + b64u(nonce + bytes(blob))
 
     def unwrap(self, wrapped: str, deployment: str) -> bytes:
-        import hashlib
-
         from pkcs11 import Mechanism
         from pkcs11.exceptions import PKCS11Error
         from pkcs11.mechanisms import GCMParams
 
-        aad = _aad(self.type, deployment)
         kind, _, body = wrapped.partition(":")
         try:
+            if kind != "gcm":
+                raise ValueError(kind)
             blob = unb64u(body)
         except (ValueError, binascii.Error):
             raise Sealed("the wrapped root key is malformed") from None
 
         def decrypt(key: Any) -> bytes:
             try:
-                if kind == "kwp":
-                    return bytes(key.decrypt(blob, mechanism=Mechanism.AES_KEY_WRAP_PAD))
                 return bytes(key.decrypt(blob[_NONCE:], mechanism=Mechanism.AES_GCM,
-                                         mechanism_param=GCMParams(blob[:_NONCE], aad)))
+                                         mechanism_param=GCMParams(blob[:_NONCE],
+                                                                   _aad(self.type, deployment))))
             except PKCS11Error:
                 raise Sealed("the root key does not unwrap with the PKCS#11 key (another key, "
                              "or the sealed keyring was tampered with)") from None
 
-        raw = self._with_key(decrypt)
-        if kind == "kwp":
-            if len(raw) != 64 or raw[32:] != hashlib.sha256(aad).digest():
-                raise Sealed("the root key unwrapped by the PKCS#11 key is of another deployment")
-            raw = raw[:32]
-        return bytes(raw)
+        return bytes(self._with_key(decrypt))
 
 
 class AwsKmsSeal:
