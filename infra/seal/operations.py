@@ -234,7 +234,7 @@ def rekey(config: SealConfig, given: list[str], count: int, threshold: int) -> O
         sealed_file.write(config.keyring_file, written)
         _verify(config, written, seal, root, contents)
     log.info("seal: rekeyed (%s seal, %d of %d)", current.seal_type, threshold, count)
-    return Outcome(shares=handed, threshold=0 if kind == "static" else threshold, recovery=current.seal_type in AUTO_TYPES,
+    return Outcome(shares=handed, threshold=threshold, recovery=current.seal_type in AUTO_TYPES,
                    seal_type=current.seal_type)
 
 

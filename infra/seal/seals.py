@@ -241,9 +241,7 @@ class Pkcs11Seal:
     def _with_key(self, use: Any) -> Any:
         import pkcs11
         from pkcs11 import KeyType, ObjectClass
-        from pkcs11.exceptions import PKCS11Error
-
-        from pkcs11.exceptions import NoSuchToken
+        from pkcs11.exceptions import NoSuchToken, PKCS11Error
 
         c = self.config
         try:
