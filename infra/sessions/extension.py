@@ -11,6 +11,7 @@ from infra.bootstrap import WORKER_HOOKS
 from infra.discovery import DISCOVERY_KEYS
 from infra.errors import Internal, Unavailable
 from infra.pipeline.lifecycle import LISTENERS
+from infra.seal.wiring import seal_of
 from infra.sessions import attested as attested_scheme  # noqa: F401  (X-Stamp-Attested)
 from infra.sessions import redaction
 from infra.sessions.otp import count_failed_attempt
@@ -27,11 +28,19 @@ def install(services: Any) -> None:
     """``WORKER_HOOKS`` entry (after the wallets' custody): create missing service keys."""
     keys = ServiceKeys(custody_of(services))
     services.extras[SERVICE_KEYS] = keys
-    try:
-        with services.session_factory() as session:
-            keys.ensure_all(session)
-    except Exception:  # tables may not exist yet (before ``walletd migrate``)
-        log.info("service login keys not initialised yet; created on first use")
+
+    def ensure(sealed: bool) -> None:
+        if sealed:
+            return
+        try:
+            with services.session_factory() as session:
+                keys.ensure_all(session)
+        except Exception:  # tables may not exist yet (before ``walletd migrate``)
+            log.info("service login keys not initialised yet; created on first use")
+
+    state = seal_of(services)  # sealed: made once the process is unsealed
+    state.listeners.append(ensure)
+    ensure(state.sealed)
 
 
 def service_keys(services: Any) -> ServiceKeys:
