@@ -107,8 +107,9 @@ class SealState:
                     "recovery": bool(meta and meta.recovery), "pid": os.getpid(),
                     "process": self.label}
 
-    def contents(self) -> Contents:
-        """The keyring (re-read when the file changed).
+    def contents(self, fresh: bool = False) -> Contents:
+        """The keyring, re-read when the file changed (looked at once a second, or now when
+        ``fresh``: the webhook ring, whose emergency rotation must apply at once).
 
         Raises:
             Sealed: the process holds no root key.
@@ -117,7 +118,7 @@ class SealState:
         if held is None:
             raise Sealed(f"the service is sealed ({self.reason})")
         now = time.monotonic()
-        if now - self._checked >= RELOAD_CHECK_S:
+        if fresh or now - self._checked >= RELOAD_CHECK_S:
             self._checked = now
             if sealed_file.stamp(self.config.keyring_file) != held.stamp:
                 self._reload(held)

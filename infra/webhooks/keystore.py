@@ -80,7 +80,7 @@ class SealedKeyRing:
         self._ring: WebhookKeyRing | None = None
 
     def ring(self) -> WebhookKeyRing:
-        document = self.state.contents().webhooks
+        document = self.state.contents(fresh=True).webhooks
         if document is not self._source or self._ring is None:
             self._ring, self._source = keyring_from_json(document), document
         return self._ring
