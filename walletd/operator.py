@@ -6,8 +6,8 @@
                                      files of an older deployment; prints the shares ONCE
                                      (unseal shares for shamir, recovery shares otherwise)
     walletd operator unseal [SHARE]  give one share to every running process of this host
-                                     (no SHARE with an auto seal: try again now; "-": read it
-                                     from stdin)
+                                     (no SHARE: typed at a prompt without echo, or one line of
+                                     stdin; with an auto seal: try again now)
     walletd operator status          JSON: sealed, type, threshold, progress, version, processes
     walletd operator seal            drop the root key from every running process
     walletd operator rekey           new shares for the same root key (a quorum of the old ones
@@ -170,10 +170,13 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
 def _unseal(args: argparse.Namespace, settings: Settings) -> int:
     if args.reset:
         answers = _answers(settings, {"op": "reset"})
-    elif args.share is None:
-        answers = _answers(settings, {"op": "unseal"})
+    elif args.share is None and _recorded_type(settings) != "shamir":
+        answers = _answers(settings, {"op": "unseal"})  # auto seals: try again now
     else:
-        share = sys.stdin.readline().strip() if args.share == "-" else args.share
+        share = args.share
+        if share is None or share == "-":
+            shares_read = read_shares(1, "unseal share")
+            share = shares_read[0] if shares_read else ""
         answers = _answers(settings, {"op": "unseal", "share": share})
     if not answers:
         print(f"no running walletd process found under {seal_config(settings).socket_dir}",
@@ -182,6 +185,14 @@ def _unseal(args: argparse.Namespace, settings: Settings) -> int:
     summary = _summary(settings, answers)
     print(json.dumps(summary, indent=2))
     return 1 if summary.get("errors") else 0
+
+
+def _recorded_type(settings: Settings) -> str:
+    try:
+        current = sealed_file.read(seal_config(settings).keyring_file)
+    except Sealed:
+        return ""
+    return current.seal_type if current else ""
 
 
 def _seal(args: argparse.Namespace, settings: Settings) -> int:
