@@ -33,11 +33,11 @@ from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.messaging import contracts, queues
 from infra.pipeline.execute import MAX_RETRIES, retry_when
+from infra.seal.holders import SealedKeyRing
 from infra.seal.wiring import seal_of
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
 from infra.webhooks.extension import KEYRING
-from infra.webhooks.keystore import SealedKeyRing
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,

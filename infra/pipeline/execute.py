@@ -25,9 +25,8 @@ from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.bootstrap import Services
 from infra.clock import now
-from infra.errors import Internal, PolicyDenied, WalletError
+from infra.errors import Internal, PolicyDenied, Sealed, WalletError
 from infra.pipeline import decide, engine, lifecycle
-from infra.seal.errors import Sealed
 
 log = logging.getLogger(__name__)
 

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from infra.errors import InvalidRequest, Unavailable
+from infra.errors import InvalidRequest, Sealed, Unavailable
 
-
-class Sealed(Unavailable):
-    """The process holds no root key: nothing that needs a key can run (503, retried)."""
-
-    code = "sealed"
-
-    def __init__(self, message: str = "the service is sealed", **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+__all__ = ["BadShare", "SealMismatch", "SealUnavailable", "Sealed"]
 
 
 class SealUnavailable(Unavailable):

@@ -30,8 +30,6 @@ from infra.crypto.keyring import (
 )
 from infra.db.models.wallets import ImportTarget, PrivateKey, ServiceKey, Wallet
 from infra.errors import Internal
-from infra.seal.state import SealState
-from infra.seal.wiring import seal_of
 
 log = logging.getLogger(__name__)
 
@@ -109,18 +107,6 @@ class Custody:
         return self._signer
 
 
-def custody_of_seal(state: SealState) -> Custody:
-    """Custody over a process's seal."""
-
-    def keys() -> MasterKeyring:
-        return state.contents().master
-
-    def changed() -> None:
-        state.force_reload()
-
-    return Custody(keys, on_change=changed)
-
-
 def load_custody(master_key_file: str) -> Custody:
     """Custody over a plaintext keyring file (tests of the envelope layer only; no process
     of walletd keeps its master keys in such a file: see :mod:`infra.seal`).
@@ -147,6 +133,9 @@ def custody_of(services: Any) -> Custody:
 def install(services: Any) -> None:
     """``WORKER_HOOKS`` entry: custody over the process's seal; the bundle signer is made
     (or loaded) as soon as the process is unsealed."""
+    from infra.seal.holders import custody_of_seal  # the seal is above wallets
+    from infra.seal.wiring import seal_of
+
     state = seal_of(services)
     custody = custody_of_seal(state)
     custody.session_factory = services.session_factory

@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from infra.bootstrap import SERVICE_HOOKS, WORKER_HOOKS, Services
 from infra.messaging import contracts
 from infra.pipeline import lifecycle
+from infra.seal.holders import SealedKeyRing
 from infra.seal.wiring import seal_of
 from infra.webhooks import keystore, outbox
 
@@ -29,7 +30,7 @@ KEYRING = "webhook_keyring"
 def open_keyring(services: Services) -> None:
     """Worker hook: the ring from the seal; its public keys published once unsealed."""
     state = seal_of(services)
-    holder = keystore.SealedKeyRing(state)
+    holder = SealedKeyRing(state)
     services.extras[KEYRING] = holder
     broker = services.broker
 

@@ -1,7 +1,7 @@
 """Where the webhook signing keys live at run time.
 
 The private ring is part of the sealed keyring (:mod:`infra.seal`), read by notifier processes
-through :class:`SealedKeyRing`, which follows ``walletd webhooks rotate-key``. The plaintext
+through ``infra.seal.holders.SealedKeyRing``, which follows ``walletd webhooks rotate-key``. The plaintext
 ring file of older deployments (``webhook-signing-keys.json``, :class:`KeyRingFile`) is only
 read to import it into the seal. Only public keys go
 to the database (``webhook_signing_keys``), from which any ingress serves the JWKS: the
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra.db.models.webhooks import WebhookSigningPublicKey
-from infra.seal.sealed_file import Contents
-from infra.seal.state import SealState
 from infra.webhooks.jwks import jwk
 from infra.webhooks.signing import (
     WebhookKeyRing,
     WebhookSigningKey,
-    keyring_from_json,
-    keyring_to_json,
     load_keyring,
     load_or_create_keyring,
     save_keyring,
@@ -65,39 +60,6 @@ class KeyRingFile:
                 self._ring = load_keyring(self.path)
                 self._stamp = stamp
             return self._ring
-
-
-class SealedKeyRing:
-    """The webhook ring kept in the sealed keyring (every walletd process since the seal).
-
-    ``ring()`` raises ``Sealed`` while the process is sealed; it follows rotations made by
-    other processes (the seal re-reads the keyring when the file changes).
-    """
-
-    def __init__(self, state: SealState) -> None:
-        self.state = state
-        self._source: dict[str, Any] | None = None
-        self._ring: WebhookKeyRing | None = None
-
-    def ring(self) -> WebhookKeyRing:
-        document = self.state.contents(fresh=True).webhooks
-        if document is not self._source or self._ring is None:
-            self._ring, self._source = keyring_from_json(document), document
-        return self._ring
-
-
-def rotate_sealed(state: SealState, *, now_ms: int, overlap_ms: int) -> WebhookKeyRing:
-    """Add a fresh key to the sealed ring (see ``WebhookKeyRing.rotate``)."""
-    rotated: list[WebhookKeyRing] = []
-
-    def change(contents: Contents) -> Contents:
-        ring = keyring_from_json(contents.webhooks).rotate(
-            WebhookSigningKey.generate(), now_ms=now_ms, overlap_ms=overlap_ms)
-        rotated.append(ring)
-        return replace(contents, webhooks=keyring_to_json(ring))
-
-    state.update(change)
-    return rotated[-1]
 
 
 def rotate_file(path: str | os.PathLike[str], *, now_ms: int, overlap_ms: int) -> WebhookKeyRing:

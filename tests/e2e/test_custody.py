@@ -38,7 +38,8 @@ from infra.crypto.envelope import Envelope
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.wallets import ImportTarget, ServiceKey
 from infra.errors import InvalidRequest
-from infra.wallets.custody import custody_of_seal, row_context, sealed_rows
+from infra.seal.holders import custody_of_seal
+from infra.wallets.custody import row_context, sealed_rows
 from tests.support import services
 from tests.support.deployment import ROOT, WALLETD, Deployment, database_url
 from tests.support.seal import keyring_of, root_key_of, unsealed_state

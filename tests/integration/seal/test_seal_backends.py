@@ -24,9 +24,9 @@ from infra.db.models.wallets import PrivateKey
 from infra.seal import operations, sealed_file
 from infra.seal.config import SealConfig
 from infra.seal.errors import Sealed
+from infra.seal.holders import custody_of_seal
 from infra.seal.sealed_file import Contents
 from infra.seal.state import SealState
-from infra.wallets.custody import custody_of_seal
 from tests.support.seal_servers import (
     Kms,
     Relay,

@@ -14,9 +14,10 @@ from infra.db.models.wallets import Wallet
 from infra.errors import Internal
 from infra.seal import state as seal_state
 from infra.seal.errors import Sealed
+from infra.seal.holders import custody_of_seal
 from infra.seal.wiring import build_state
 from infra.settings import Settings
-from infra.wallets.custody import CUSTODY, custody_of, custody_of_seal, load_custody, row_context
+from infra.wallets.custody import CUSTODY, custody_of, load_custody, row_context
 
 
 @pytest.fixture
