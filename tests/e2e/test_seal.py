@@ -67,6 +67,13 @@ def _status(dep: Deployment) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+def _health(dep: Deployment, group: str) -> subprocess.CompletedProcess[str]:
+    """``walletd health --role worker --ready`` as a container probe runs it."""
+    return subprocess.run([*WALLETD, "health", "--role", "worker", "--ready"],
+                          env={**dep.env, "WALLETD_METRICS_PORT": str(dep.metrics_ports[group])},
+                          cwd=ROOT, text=True, capture_output=True, timeout=60)
+
+
 def _raw_submit(dep: Deployment, path: str, activity_type: str,
                 parameters: dict[str, Any]) -> requests.Response:
     body = json.dumps({"type": activity_type, "timestampMs": str(int(time.time() * 1000)),
@@ -220,6 +227,8 @@ def test_shamir_production_path_unsealed_by_three_of_five(backing: tuple[str, st
         status = _status(dep)
         assert status["sealed"] and status["type"] == "shamir" and status["threshold"] == 3
         assert status["progress"] == 0 and len(status["processes"]) >= 3
+        health = _health(dep, "executors")
+        assert health.returncode == 1 and "sealed" in health.stderr, health
         wallet = _raw_submit(dep, CREATE_WALLET, "ACTIVITY_TYPE_CREATE_WALLET",
                              {"walletName": "made while sealed", "accounts": [ETH]})
         assert wallet.status_code == 200
@@ -234,6 +243,7 @@ def test_shamir_production_path_unsealed_by_three_of_five(backing: tuple[str, st
             if i < 3:
                 assert after["progress"] == i
         _wait_worker(dep, "executors", ready=True)
+        assert _health(dep, "executors").returncode == 0
         made = _wait_settled(dep, wallet.json()["activity"]["id"])
         assert made["status"] == "ACTIVITY_STATUS_COMPLETED", made
         address = made["result"]["createWalletResult"]["addresses"][0]
