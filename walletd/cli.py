@@ -30,7 +30,7 @@ from infra.bootstrap import bootstrap
 from infra.db import migrate
 from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
-from infra.seal.wiring import STATUSES
+from infra.services import Services
 from infra.settings import Settings
 
 log = logging.getLogger("walletd")
@@ -120,7 +120,7 @@ def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     services = bootstrap(settings, "cli")
-    path = ensure_root(services)
+    path = ensure_root(services.uow, services.settings)
     print(f"root API key written to {path}" if path else "an organization exists already")
     public = published_public_key(settings)
     print(f"auth proxy public key: {public}" if public else
@@ -141,7 +141,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate.upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    created = ensure_root(services)
+    created = ensure_root(services.uow, services.settings)
     key_file = settings.data_dir / KEY_FILE
     print(("created root organization; " if created else "") + f"root API key: {key_file}",
           flush=True)
@@ -266,8 +266,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         for p in procs:
             p.start()
         probe_services = bootstrap(settings, "ingress", label="worker-probe")
-        probe_services.extras[STATUSES] = _children_seal(settings, procs)
-        probe = _probe(probe_services, lambda: all(p.is_alive() for p in procs))
+        probe = _probe(probe_services, lambda: all(p.is_alive() for p in procs),
+                       _children_seal(settings, procs))
         try:
             _wait_for_signal()
         finally:
@@ -299,10 +299,11 @@ def _children_seal(settings: Settings, procs: list[Any]) -> Callable[[], list[di
     return statuses
 
 
-def _probe(services: Any, alive: Callable[[], bool]) -> Any:
+def _probe(services: Services, alive: Callable[[], bool],
+           seal_statuses: Callable[[], list[dict[str, Any]]] | None = None) -> Any:
     from walletd import probe
 
-    return probe.serve(services, alive)
+    return probe.serve(services, alive, seal_statuses)
 
 
 def _worker_process(settings: Settings, names: set[str], threads: int | None, sweep: bool,

@@ -29,10 +29,10 @@ from infra.crypto.keyring import KeyringUnavailable
 from infra.errors import InvalidRequest, Unavailable
 from infra.seal.state import SealState
 from infra.seal.wiring import seal_of
-from infra.sessions.extension import service_keys
 from infra.sessions.service_keys import PURPOSES, public_versions, retire_version
 from infra.settings import Settings
-from infra.wallets.custody import custody_of, rewrap_all, versions_in_use
+from infra.wallets.custody import rewrap_all, versions_in_use
+from infra.worker_services import custody_of, service_keys
 from walletd.operator import cli_services
 
 

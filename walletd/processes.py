@@ -13,10 +13,10 @@ from dramatiq import Worker
 import consensus.actors
 import consensus.sweeper
 import workers.actors
-from infra.bootstrap import Services
 from infra.messaging import queues
 from infra.seal.state import SealState
 from infra.seal.wiring import current_seal
+from infra.services import Services
 
 log = logging.getLogger(__name__)
 

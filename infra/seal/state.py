@@ -87,6 +87,7 @@ class SealState:
         self.type = config.type or default_type
         self.listeners: list[Callable[[bool], None]] = []
         self.unsealed_at = 0.0
+        self.admin: Any = None  # the process's admin socket, when it listens on one
 
     # -- state ----------------------------------------------------------------------------
     @property

@@ -1,7 +1,6 @@
-"""A process's seal, built from its settings (the composition root calls :func:`seal_of`).
-
-Until the typed worker services land, the state lives in ``services.extras[SEAL]``; every
-concept that needs keys (custody, service keys, webhook signing) asks :func:`seal_of`.
+"""A process's seal, built from its settings: ``infra.bootstrap`` calls :func:`open_seal` for
+worker-type roles and keeps it in ``WorkerServices.seal``; custody, the service keys and the
+webhook ring are built over it (``infra.seal.holders``).
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ import logging
 from typing import Any
 
 from infra.clock import now_ms
+from infra.errors import Internal
 from infra.seal.admin import AdminSocket
 from infra.seal.config import SealConfig
 from infra.seal.operations import LegacyFiles, import_legacy, initialise
@@ -18,8 +18,6 @@ from infra.settings import Settings
 
 log = logging.getLogger("walletd.seal")
 
-SEAL = "seal.state"
-ADMIN = "seal.admin"
 STATIC_WARNING = ("seal: the static seal is for DEVELOPMENT ONLY: its key file sits beside the "
                   "data, so whoever copies the data dir has every key (set WALLETD_SEAL=shamir, "
                   "transit, pkcs11 or awskms in production; docs/CUSTODY.md)")
@@ -68,16 +66,13 @@ def build_state(settings: Settings, label: str = "") -> SealState:
     return state
 
 
-def seal_of(services: Any) -> SealState:
-    """The process's seal, built and started on first use (worker-type roles only)."""
-    state = services.extras.get(SEAL)
-    if isinstance(state, SealState):
-        return state
-    state = build_state(services.settings, label=services.role)
-    services.extras[SEAL] = state
-    if services.role in ("worker", "embedded"):
+def open_seal(settings: Settings, role: str, label: str = "") -> SealState:
+    """The seal of a worker-type process, started: auto seals unseal now (or keep retrying);
+    worker and embedded processes listen on their admin socket for ``walletd operator``."""
+    state = build_state(settings, label=label or role)
+    if role in ("worker", "embedded"):
         try:
-            services.extras[ADMIN] = AdminSocket(state, state.config.socket_dir)
+            state.admin = AdminSocket(state, state.config.socket_dir)
         except OSError as ex:
             log.warning("seal: no admin socket under %s (%s): `walletd operator unseal` cannot "
                         "reach this process", state.config.socket_dir, ex.strerror)
@@ -89,21 +84,21 @@ def seal_of(services: Any) -> SealState:
     return state
 
 
-#: ``services.extras`` key of a callable giving the seal statuses of other processes this one
-#: answers for (``walletd worker --processes N``: its children).
-STATUSES = "seal.statuses"
+def current_seal(services: Any) -> SealState | None:
+    """The seal if this process has one (worker-type roles; ``None`` in the ingress)."""
+    state = getattr(services, "seal", None)
+    return state if isinstance(state, SealState) else None
+
+
+def seal_of(services: Any) -> SealState:
+    """The seal of a worker-type process (``Internal`` anywhere else)."""
+    state = current_seal(services)
+    if state is None:
+        raise Internal("this process has no seal (the ingress never holds a key)")
+    return state
 
 
 def seal_statuses(services: Any) -> list[dict[str, Any]]:
-    """The seal of this process, or of the processes it reports for (none: no seal)."""
+    """The seal of this process as ``walletd operator status`` reports it (none: no seal)."""
     state = current_seal(services)
-    if state is not None:
-        return [state.status()]
-    others = services.extras.get(STATUSES) if services is not None else None
-    return list(others()) if callable(others) else []
-
-
-def current_seal(services: Any) -> SealState | None:
-    """The seal if this process has one (``None`` in the ingress)."""
-    state = services.extras.get(SEAL) if services is not None else None
-    return state if isinstance(state, SealState) else None
+    return [state.status()] if state is not None else []

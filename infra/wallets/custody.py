@@ -1,10 +1,9 @@
 """Key custody in worker processes: the master keyring, sealing rows, the bundle signer.
 
-Only worker-type processes (``worker``, ``embedded``, ``cli``) call :func:`install` (a
-``WORKER_HOOKS`` entry); the master keyring comes from the process's seal
-(:mod:`infra.seal`): while sealed, anything needing a key raises ``Sealed``. Every secret
-column is sealed with a data key of its own, bound to the row by its context
-(``wallet:<id>``, ``private_key:<id>``, …).
+Only worker-type processes (``worker``, ``embedded``, ``cli``) load custody (``infra.bootstrap``
+builds it into ``WorkerServices.custody`` over the process's seal, :mod:`infra.seal`): while
+sealed, anything needing a key raises ``Sealed``. Every secret column is sealed with a data
+key of its own, bound to the row by its context (``wallet:<id>``, ``private_key:<id>``, …).
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -20,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from infra.crypto import hpke
 from infra.crypto.bundles import ServiceSigner
-from infra.crypto.envelope import Envelope, SealedSecret, wrapped_key_version
+from infra.crypto.envelope import EnvelopeCipher, SealedSecret, wrapped_key_version
 from infra.crypto.keyring import (
     KeyringUnavailable,
     MasterKeyring,
@@ -28,16 +27,20 @@ from infra.crypto.keyring import (
     init_keyring_file,
     load_keyring_file,
 )
+from infra.db.models.oauth import Oauth2Credential
 from infra.db.models.wallets import ImportTarget, PrivateKey, ServiceKey, Wallet
 from infra.errors import Internal
 
 log = logging.getLogger(__name__)
 
-CUSTODY = "wallets.custody"
 SIGNER_NAME = "bundle-signer"
-#: Tables with ``wrapped_key`` / ``ciphertext`` columns; other concepts append theirs (each
-#: such model names its context with a ``SEALED_KIND`` class attribute).
-SEALED_TABLES: list[type[Any]] = [Wallet, PrivateKey, ImportTarget, ServiceKey]
+#: Tables with ``wrapped_key`` / ``ciphertext`` columns (a model outside wallets names its
+#: context with a ``SEALED_KIND`` class attribute): every table whose rows hold a sealed
+#: secret (``walletd keys rotate`` rewraps them all).
+SEALED_TABLES: Final[tuple[type[Any], ...]] = (
+    Wallet, PrivateKey, ImportTarget, ServiceKey,
+    Oauth2Credential,  # OAuth 2.0 client secrets
+)
 
 
 def row_context(row: Any) -> bytes:
@@ -54,7 +57,8 @@ class Custody:
     """The master keyring of this process (from the seal) and what it seals/opens.
 
     ``keys`` returns the current master keyring, or raises ``Sealed`` while the process
-    holds no root key; it re-reads the sealed keyring when another process changed it.
+    holds no root key; it re-reads the sealed keyring when another process changed it
+    (``infra.seal.holders.custody_of_seal``).
     """
 
     keys: Callable[[], MasterKeyring]
@@ -72,26 +76,23 @@ class Custody:
         if self.on_change is not None:
             self.on_change()
 
-    def refresh(self) -> None:
-        """Kept for callers of the file-based custody: the seal re-reads on its own."""
-
     def seal_row(self, row: Any, secret: bytes) -> None:
         """Seal ``secret`` into ``row.wrapped_key`` / ``row.ciphertext``."""
-        sealed = Envelope(self.keyring).seal(secret, row_context(row))
+        sealed = EnvelopeCipher(self.keyring).seal(secret, row_context(row))
         row.wrapped_key, row.ciphertext = sealed.wrapped_key, sealed.ciphertext
 
     def open_row(self, row: Any) -> bytes:
         """Decrypt a row's secret, re-reading the keyring once for an unknown version."""
         sealed = SealedSecret(row.wrapped_key, row.ciphertext)
         try:
-            return Envelope(self.keyring).open(sealed, row_context(row))
+            return EnvelopeCipher(self.keyring).open(sealed, row_context(row))
         except UnknownKeyVersion:
             self.reload()
-            return Envelope(self.keyring).open(sealed, row_context(row))
+            return EnvelopeCipher(self.keyring).open(sealed, row_context(row))
 
     def rewrap_row(self, row: Any) -> bool:
         """Rewrap a row's data key under the current version; ``True`` if it changed."""
-        envelope = Envelope(self.keyring)
+        envelope = EnvelopeCipher(self.keyring)
         if not envelope.needs_rewrap(row.wrapped_key):
             return False
         row.wrapped_key = envelope.rewrap(row.wrapped_key, row_context(row))
@@ -105,6 +106,10 @@ class Custody:
             with self.session_factory() as session:
                 self._signer = ensure_signer(session, self)
         return self._signer
+
+    def forget_signer(self) -> None:
+        """Drop the signer held in memory (the process was sealed)."""
+        self._signer = None
 
 
 def load_custody(master_key_file: str) -> Custody:
@@ -120,40 +125,6 @@ def load_custody(master_key_file: str) -> Custody:
         )
     init_keyring_file(master_key_file)
     return Custody(lambda: load_keyring_file(master_key_file))
-
-
-def custody_of(services: Any) -> Custody:
-    """The custody of a worker process (``Internal`` anywhere else)."""
-    custody = services.extras.get(CUSTODY) if services is not None else None
-    if not isinstance(custody, Custody):
-        raise Internal("key custody is not available in this process")
-    return custody
-
-
-def install(services: Any) -> None:
-    """``WORKER_HOOKS`` entry: custody over the process's seal; the bundle signer is made
-    (or loaded) as soon as the process is unsealed."""
-    from infra.seal.holders import custody_of_seal  # the seal is above wallets
-    from infra.seal.wiring import seal_of
-
-    state = seal_of(services)
-    custody = custody_of_seal(state)
-    custody.session_factory = services.session_factory
-    services.extras[CUSTODY] = custody
-    services.keyring = custody
-
-    def ensure(sealed: bool) -> None:
-        if sealed:
-            custody._signer = None
-            return
-        try:
-            custody.signer()
-        except Exception:  # tables may not exist yet (before ``walletd migrate``)
-            log.info("bundle signer not initialised yet; will be created on first use")
-
-    state.listeners.append(ensure)
-    if not state.sealed:
-        ensure(False)
 
 
 def ensure_signer(session: Session, custody: Custody) -> ServiceSigner:

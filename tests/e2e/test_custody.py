@@ -34,7 +34,7 @@ from turnkey_sdk_types import (
 
 from infra.crypto import bundles, hd, hpke, quorum
 from infra.crypto.addresses import Curve
-from infra.crypto.envelope import Envelope
+from infra.crypto.envelope import EnvelopeCipher
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.wallets import ImportTarget, ServiceKey
 from infra.errors import InvalidRequest
@@ -180,7 +180,7 @@ def _data_keys(dep: Deployment) -> dict[str, bytes]:
     engine = make_engine(database_url(dep), pool_size=1)
     try:
         with make_session_factory(engine)() as session:
-            return {f"data key {row_context(row).decode()}": Envelope(custody.keyring)
+            return {f"data key {row_context(row).decode()}": EnvelopeCipher(custody.keyring)
                     .unwrap_data_key(row.wrapped_key, row_context(row))
                     for row in sealed_rows(session)}
     finally:

@@ -31,7 +31,7 @@ from eth_utils import keccak
 from sqlalchemy import text
 from turnkey_sdk_types import CreateWalletBody, SignRawPayloadBody
 
-from infra.crypto.envelope import Envelope
+from infra.crypto.envelope import EnvelopeCipher
 from infra.db.engine import make_engine, make_session_factory
 from infra.seal import operations, sealed_file, shares
 from infra.seal.config import SealConfig
@@ -282,7 +282,7 @@ def _secret_scan(dep: Deployment, given: list[str]) -> None:
     engine = make_engine(database_url(dep), pool_size=1)
     try:
         with make_session_factory(engine)() as session:
-            envelope = Envelope(contents.master)
+            envelope = EnvelopeCipher(contents.master)
             for row in sealed_rows(session):
                 secrets[f"data key {row_context(row).decode()}"] = envelope.unwrap_data_key(
                     row.wrapped_key, row_context(row))

@@ -19,7 +19,7 @@ from pathlib import Path
 import coincurve
 import pytest
 
-from infra.crypto.envelope import Envelope
+from infra.crypto.envelope import EnvelopeCipher
 from infra.db.models.wallets import PrivateKey
 from infra.seal import operations, sealed_file
 from infra.seal.config import SealConfig
@@ -232,5 +232,5 @@ def test_migration_static_shamir_transit_pkcs11_awskms_keeps_every_key(
         assert moved.try_auto_unseal(), moved.reason
         assert moved.contents().to_bytes() == before.to_bytes()
         _signs(moved, row, public)
-    assert Envelope(before.master).needs_rewrap(row.wrapped_key) is False
+    assert EnvelopeCipher(before.master).needs_rewrap(row.wrapped_key) is False
 

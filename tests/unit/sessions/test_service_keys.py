@@ -15,7 +15,6 @@ from infra.db.migrate import upgrade
 from infra.db.models.wallets import ServiceKey
 from infra.errors import InvalidRequest
 from infra.seal.wiring import seal_of
-from infra.sessions.extension import SERVICE_KEYS, service_keys
 from infra.sessions.service_keys import (
     ENCRYPTION,
     NOTARIZER,
@@ -27,7 +26,8 @@ from infra.sessions.service_keys import (
     verifying_keys,
 )
 from infra.settings import Settings
-from infra.wallets.custody import custody_of, rewrap_all
+from infra.wallets.custody import rewrap_all
+from infra.worker_services import WorkerServices, custody_of, service_keys
 from ingress.app import create_app
 
 PATH = "/public/v1/discovery/keys"
@@ -53,7 +53,7 @@ def worker(settings: Settings) -> Iterator[Services]:
 def test_the_ingress_holds_no_service_key_material(settings: Settings) -> None:
     services = bootstrap(settings, "ingress")
     try:
-        assert SERVICE_KEYS not in services.extras
+        assert not isinstance(services, WorkerServices)
         with pytest.raises(Exception, match="not available"):
             service_keys(services)
     finally:

@@ -17,7 +17,8 @@ from infra.seal.errors import Sealed
 from infra.seal.holders import custody_of_seal
 from infra.seal.wiring import build_state
 from infra.settings import Settings
-from infra.wallets.custody import CUSTODY, custody_of, load_custody, row_context
+from infra.wallets.custody import load_custody, row_context
+from infra.worker_services import WorkerServices, custody_of
 
 
 @pytest.fixture
@@ -48,8 +49,8 @@ def test_ingress_settings_cannot_load_the_master_key(settings: Settings) -> None
 def test_ingress_process_services_hold_no_key_material(settings: Settings) -> None:
     services = bootstrap(settings, "ingress")
     try:
-        assert services.keyring is None
-        assert CUSTODY not in services.extras
+        assert not isinstance(services, WorkerServices)
+        assert not {"custody", "service_keys", "webhook_keys"} & set(vars(services))
         with pytest.raises(Internal):
             custody_of(services)
         assert not Path(settings.effective_keyring_file).exists()
@@ -61,7 +62,7 @@ def test_worker_process_services_open_the_keyring_through_the_seal(settings: Set
     services = bootstrap(settings, "worker")
     try:
         custody = custody_of(services)
-        assert services.keyring is custody
+        assert isinstance(services, WorkerServices) and services.custody is custody
         assert custody.keyring.current == 1
         assert Path(settings.effective_keyring_file).stat().st_mode & 0o777 == 0o600
         assert not Path(settings.master_key_file).exists()  # no key file in clear
