@@ -134,7 +134,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
     from authproxy.app import create_app as create_proxy_app
     from infra.authproxy.keys import ProxyKey
-    from infra.seal.wiring import seal_of
+    from infra.seal.wiring import seal_of, seal_statuses
     from ingress.app import create_app
     from walletd.processes import declare_all, start_workers
 
@@ -148,7 +148,8 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     declare_all(services)
     stop = threading.Event()
     worker = start_workers(services, set(queues.ALL), None, stop)
-    app = create_app(bootstrap(settings, "ingress", broker=services.broker))
+    app = create_app(bootstrap(settings, "ingress", broker=services.broker),
+                     seal_statuses=lambda: seal_statuses(services))
     proxy_key = ProxyKey.load(settings, state=seal_of(services))
 
     class Server(ThreadingMixIn, WSGIServer):
