@@ -10,6 +10,7 @@ from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.identity.extension import add_oauth_provider, provider_identity
 from infra.messaging import queues
+from infra.sessions.proofs import prove_oauth_providers
 from infra.wiremodel import WireModel
 
 
@@ -34,6 +35,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
         ).id
         for i, p in enumerate(params.oauth_providers)
     ]
+    prove_oauth_providers(ctx, ctx.organization_id, params.user_id, params.oauth_providers)
     return {"providerIds": ids}
 
 

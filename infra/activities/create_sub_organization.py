@@ -20,6 +20,7 @@ from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.errors import InvalidRequest
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
+from infra.sessions.proofs import prove_new_users
 from infra.validation import limits
 from infra.validation.features import FeatureName
 from infra.wiremodel import WireModel
@@ -75,9 +76,8 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    if params.verification_token:
-        spend_signup_token(ctx, params.verification_token, params.client_signature,
-                           params.root_users)
+    token = (spend_signup_token(ctx, params.verification_token, params.client_signature,
+                                params.root_users) if params.verification_token else None)
     sub = Organization(
         name=params.sub_organization_name,
         parent_id=ctx.organization_id,
@@ -85,10 +85,12 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     )
     ctx.session.add(sub)
     ctx.session.flush()
-    root_ids = [
-        create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]").id
+    roots = [
+        create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]")
         for i, user in enumerate(params.root_users)
     ]
+    prove_new_users(ctx, sub.id, roots, params.root_users, token=token, sign_up=True)
+    root_ids = [user.id for user in roots]
     for flag, feature in _DISABLED_FEATURES.items():
         if getattr(params, flag):
             ctx.session.add(OrganizationFeature(organization_id=sub.id, name=feature.value, value="false"))

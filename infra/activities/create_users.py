@@ -9,6 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
+from infra.sessions.proofs import prove_new_users
 from infra.wiremodel import WireModel
 
 
@@ -24,9 +25,10 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    ids = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]").id
-           for i, user in enumerate(params.users)]
-    return {"userIds": ids}
+    users = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]")
+             for i, user in enumerate(params.users)]
+    prove_new_users(ctx, ctx.organization_id, users, params.users, token=None, sign_up=False)
+    return {"userIds": [user.id for user in users]}
 
 
 SPEC = ActivitySpec(

@@ -58,6 +58,9 @@ class AttestedScheme:
 
     verify: Callable[[Session, AttestedStamp, bytes, list[str], datetime], Principal]
     holders: Callable[[AttestedStamp], Select[Any]]
+    #: ``(session, stamp, organization_id) -> sub-organization id`` the login lands in
+    #: (``infra.identity.verified``), or ``None``.
+    winner: Callable[[Session, AttestedStamp, str], str | None] | None = None
 
 
 #: Schemes by name; one entry per scheme.
@@ -117,5 +120,14 @@ def _holders(header_value: str) -> ColumnElement[bool]:
 
 
 EXTRA_VERIFIERS[HEADER_ATTESTED] = verify_attested
+def _winner(session: Session, header_value: str, organization_id: str) -> str | None:
+    try:
+        stamp = parse_attested_stamp(header_value)
+        scheme = _scheme(stamp)
+    except Unauthenticated:
+        return None
+    return scheme.winner(session, stamp, organization_id) if scheme.winner else None
+
+
 CREDENTIAL_LOCATORS[HEADER_ATTESTED] = CredentialLocator(Organization.id, _holders,
-                                                        "attested identity")
+                                                        "attested identity", _winner)

@@ -19,6 +19,7 @@ from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
 from infra.db.models.organizations import ApiKey, Organization
 from infra.errors import NotFound, Unauthenticated
+from infra.identity import verified
 from infra.identity.ancestry import organization_chain
 
 
@@ -63,6 +64,11 @@ class CredentialLocator:
     organization: InstrumentedAttribute[str]
     matches: Callable[[str], ColumnElement[bool]]
     noun: str
+    #: ``(session, header_value, organization_id) -> sub-organization id``: the one
+    #: sub-organization a credential held by neither the organization nor its parent
+    #: resolves to (``infra.identity.verified``: verified holders only, the first verified
+    #: wins). ``None``: exactly one sub-organization may hold it.
+    winner: Callable[[Session, str, str], str | None] | None = None
 
 
 #: Credential locators by stamp header name (X-Stamp here, X-Stamp-Webauthn from passkeys).
@@ -142,6 +148,11 @@ def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates:
         children = select(Organization.id).where(Organization.parent_id == organization_id)
         holders = list(session.scalars(select(column).distinct().where(
             locator.matches(value), or_(column.in_(candidates), column.in_(children)))))
+        if locator.winner is not None:
+            if any(h in candidates for h in holders):
+                return candidates
+            found = locator.winner(session, value, organization_id)
+            return [found] if found else candidates
         if not holders or any(h in candidates for h in holders):
             return candidates
         if len(holders) > 1:
@@ -150,10 +161,17 @@ def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates:
     return candidates
 
 
+def _login_key_winner(session: Session, header_value: str, organization_id: str) -> str | None:
+    """The sub-organization a wallet/API-key login addressed to a parent lands in."""
+    found = verified.winner(session, organization_id, "public_key",
+                            parse_api_key_stamp(header_value).public_key, include_self=False)
+    return found[0] if found else None
+
+
 CREDENTIAL_LOCATORS[HEADER_API_KEY] = CredentialLocator(
     ApiKey.organization_id,
     lambda header_value: ApiKey.public_key == parse_api_key_stamp(header_value).public_key,
-    "public key")
+    "public key", _login_key_winner)
 
 
 #: Built once: every stamped request looks its key up.
