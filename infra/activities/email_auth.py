@@ -12,6 +12,7 @@ from typing import Any
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import User
 from infra.messaging import queues
+from infra.sessions.channels import check_channel
 from infra.sessions.flows import send_link
 from infra.sessions.params import (
     EmailCustomizationParams,
@@ -47,6 +48,7 @@ class Params(WireModel):
 
 
 def check(params: Params, ctx: CheckContext) -> None:
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params)
     seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
     credential_bundle(params.target_public_key, b"\x01" * 32)
     email_customization(params.email_customization)
@@ -55,6 +57,8 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params,
+                  settings=ctx.services.settings)
     target = resolve_login_user(ctx.session, ctx.organization_id,
                                 email=normalize_contact("OTP_TYPE_EMAIL", params.email))
     user = ctx.session.get(User, target.user_id)

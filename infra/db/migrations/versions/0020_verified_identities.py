@@ -37,6 +37,10 @@ def upgrade() -> None:
     with op.batch_alter_table('oauth_providers', schema=None) as batch_op:
         batch_op.add_column(sa.Column('verified_at', _DT, nullable=True))
         batch_op.add_column(sa.Column('proof', sa.String(length=16), nullable=True))
+    with op.batch_alter_table('otp_codes', schema=None) as batch_op:
+        # Codes per contact across organizations (infra.sessions.channels.check_rate).
+        batch_op.create_index('ix_otp_codes_contact_created', ['contact', 'created_at'],
+                              unique=False)
     _mark_existing()
 
 
@@ -107,6 +111,8 @@ def _sub_organization_id(result: object) -> str:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('otp_codes', schema=None) as batch_op:
+        batch_op.drop_index('ix_otp_codes_contact_created')
     with op.batch_alter_table('oauth_providers', schema=None) as batch_op:
         batch_op.drop_column('proof')
         batch_op.drop_column('verified_at')
