@@ -47,7 +47,8 @@ PER_CONTACT: Final = 5
 CONTACT_WINDOW_S: Final = 180
 PER_ORGANIZATION: Final = 30
 ORGANIZATION_WINDOW_S: Final = 60
-_MARKUP: Final = re.compile(r"[<>\"'&`{}\\\x00-\x1f\x7f]")
+#: Markup, template syntax, control characters and links have no place in an app name.
+_MARKUP: Final = re.compile(r"[<>`{}\\\x00-\x1f\x7f]|://")
 
 
 @functools.cache
@@ -88,7 +89,8 @@ def check_app_name(value: str | None, field: str) -> None:
     """Plain text of at most :data:`APP_NAME_MAX` characters."""
     if value and (len(value) > APP_NAME_MAX or _MARKUP.search(value)):
         raise InvalidRequest(f"{field} must be plain text of at most {APP_NAME_MAX} characters "
-                             "(no markup, quotes or control characters)", field=field)
+                             "(no markup, template syntax, links or control characters)",
+                             field=field)
 
 
 def check_logo_url(value: str | None, field: str) -> None:
@@ -97,7 +99,7 @@ def check_logo_url(value: str | None, field: str) -> None:
         return
     parts = urlsplit(value) if len(value) <= LOGO_URL_MAX else None
     if (parts is None or parts.scheme != "https" or not parts.hostname
-            or _MARKUP.search(value) or any(c.isspace() for c in value)):
+            or re.search(r"[<>\"'`{}\\]", value) or any(c.isspace() for c in value)):
         raise InvalidRequest(f"{field} must be an https:// URL of at most {LOGO_URL_MAX} "
                              "characters", field=field)
 
