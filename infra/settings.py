@@ -107,9 +107,11 @@ class Settings:
         rate_limit_address_rps / rate_limit_organization_rps / rate_limit_sub_organization_rps:
             Requests per second allowed per client address, per organization (with all of
             its sub-organizations) and per sub-organization (``WALLETD_RATE_LIMIT_*_RPS``;
-            0 turns a limit off; fractions allowed). Defaults sit far above what the test suite and the
-            benchmarks send, and each organization limit above the address limit so one
-            address cannot use up an organization's budget.
+            0 turns a limit off; fractions allowed). The address limit counts every request;
+            the organization limits count only authenticated ones (docs/SECURITY.md). Defaults
+            (1000 / 3000 / 1500) sit far above what the test suite and the benchmarks send,
+            and each organization limit above the address limit, so one address cannot use
+            up a sub-organization's or an organization's budget.
         rate_limit_burst_s: The window the limits are counted over: up to ``rps * burst_s``
             requests may arrive at once (``WALLETD_RATE_LIMIT_BURST_S``).
         rate_limit_forwarded_hops: Proxies in front of the ingress that append to
@@ -158,8 +160,8 @@ class Settings:
     sms_auth_token: str = field(default="", repr=False)
     sms_from: str = ""
     rate_limit_address_rps: float = 1000
-    rate_limit_organization_rps: float = 2000
-    rate_limit_sub_organization_rps: float = 200
+    rate_limit_organization_rps: float = 3000
+    rate_limit_sub_organization_rps: float = 1500
     rate_limit_burst_s: int = 10
     rate_limit_forwarded_hops: int = 0
     log_format: Literal["text", "json"] = "text"
@@ -213,9 +215,9 @@ class Settings:
             sms_auth_token=e.get("WALLETD_SMS_AUTH_TOKEN", ""),
             sms_from=e.get("WALLETD_SMS_FROM", ""),
             rate_limit_address_rps=_float(e, "WALLETD_RATE_LIMIT_ADDRESS_RPS", 1000),
-            rate_limit_organization_rps=_float(e, "WALLETD_RATE_LIMIT_ORGANIZATION_RPS", 2000),
+            rate_limit_organization_rps=_float(e, "WALLETD_RATE_LIMIT_ORGANIZATION_RPS", 3000),
             rate_limit_sub_organization_rps=_float(e, "WALLETD_RATE_LIMIT_SUB_ORGANIZATION_RPS",
-                                                   200),
+                                                   1500),
             rate_limit_burst_s=_int(e, "WALLETD_RATE_LIMIT_BURST_S", 10),
             rate_limit_forwarded_hops=_int(e, "WALLETD_RATE_LIMIT_FORWARDED_HOPS", 0),
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),

@@ -7,6 +7,7 @@ parsed for anything but its ``organizationId``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -43,6 +44,11 @@ class Principal:
     scheme: str
     signature: str
 
+
+#: The organization the current request authenticated for (``None`` until it did). The
+#: ingress's rate limiter resets it per request and counts per-organization budgets only
+#: for authenticated requests (``ingress.middleware.RateLimit``).
+AUTHENTICATED: ContextVar[str | None] = ContextVar("walletd_authenticated", default=None)
 
 #: Extra stamp verifiers by header name (X-Stamp-Webauthn registers here).
 #: Each gets ``(session, header_value, body, candidate_org_ids, now)`` and returns a Principal.
@@ -107,8 +113,10 @@ def authenticate(
     if not chain:
         raise _not_found(organization_id)
     try:
-        return _verify(session, headers, body, organization_id, chain[:2], now,
-                       resolve_sub_organizations)
+        principal = _verify(session, headers, body, organization_id, chain[:2], now,
+                            resolve_sub_organizations)
+        AUTHENTICATED.set(organization_id)
+        return principal
     except Unauthenticated:
         # The chain may be remembered from before the organization was deleted.
         if session.get(Organization, organization_id) is None:
