@@ -11,13 +11,14 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
 from infra.identity.verified import is_operator
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1CreateApiKeysIntentV2``."""
 
-    api_keys: list[ApiKeyParams] = Field(min_length=1)
+    api_keys: list[ApiKeyParams] = Field(min_length=1, max_length=caps.CREDENTIALS_PER_USER)
     user_id: str
 
 

@@ -21,7 +21,7 @@ from infra.errors import InvalidRequest
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
 from infra.sessions.proofs import prove_new_users
-from infra.validation import limits
+from infra.validation import caps, limits
 from infra.validation.features import FeatureName
 from infra.wiremodel import WireModel
 
@@ -30,7 +30,7 @@ class WalletParams(WireModel):
     """``v1WalletParams``."""
 
     wallet_name: str = Field(max_length=256)
-    accounts: list[dict[str, Any]] = Field(default_factory=list)
+    accounts: list[dict[str, Any]] = Field(default_factory=list, max_length=caps.ACCOUNTS)
     mnemonic_length: Any = None
 
 
@@ -38,7 +38,7 @@ class Params(WireModel):
     """``v1CreateSubOrganizationIntentV8`` / ``V7`` (and the older V4-V6 subsets)."""
 
     sub_organization_name: str = Field(min_length=1, max_length=256)
-    root_users: list[UserParams] = Field(min_length=1)
+    root_users: list[UserParams] = Field(min_length=1, max_length=caps.USERS)
     root_quorum_threshold: int
     wallet: WalletParams | None = None
     disable_email_recovery: bool | None = None

@@ -10,13 +10,14 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
 from infra.sessions.proofs import prove_new_users
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1CreateUsersIntentV4`` (V3 and V2 have the same outer shape)."""
 
-    users: list[UserParams] = Field(min_length=1)
+    users: list[UserParams] = Field(min_length=1, max_length=caps.USERS)
 
 
 def check(params: Params, ctx: CheckContext) -> None:

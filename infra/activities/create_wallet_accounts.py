@@ -8,6 +8,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
@@ -17,7 +18,7 @@ class Params(WireModel):
     """``v1CreateWalletAccountsIntent``."""
 
     wallet_id: str
-    accounts: list[store.AccountParams] = Field(min_length=1)
+    accounts: list[store.AccountParams] = Field(min_length=1, max_length=caps.ACCOUNTS)
     persist: bool | None = None
 
 

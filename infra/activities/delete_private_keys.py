@@ -11,6 +11,7 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress
 from infra.errors import FailedPrecondition
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 
@@ -18,7 +19,7 @@ from infra.wiremodel import WireModel
 class Params(WireModel):
     """``v1DeletePrivateKeysIntent``."""
 
-    private_key_ids: list[str] = Field(min_length=1)
+    private_key_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
     delete_without_export: bool | None = None
 
 

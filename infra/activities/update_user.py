@@ -18,6 +18,7 @@ from infra.errors import InvalidRequest
 from infra.identity.extension import TAG_TYPE_USER, assign_user_tag, tag_in_org
 from infra.identity.verified import is_operator, set_email, set_phone
 from infra.messaging import queues
+from infra.validation import caps
 from infra.validation.contact import optional_email_address, optional_phone_number
 from infra.wiremodel import WireModel
 
@@ -28,7 +29,7 @@ class Params(WireModel):
     user_id: str
     user_name: str | None = Field(default=None, max_length=256)
     user_email: str | None = None
-    user_tag_ids: list[str] | None = None
+    user_tag_ids: list[str] | None = Field(default=None, max_length=caps.TAGS)
     user_phone_number: str | None = None
 
 
