@@ -121,6 +121,12 @@ class Settings:
             activity and organization ids of the work being done).
         metrics_port: Port of a worker role's ``/metrics``, ``/health`` and ``/ready``
             (0: none). The ingress and ``walletd up`` serve them on the API port.
+        metrics_token: ``WALLETD_METRICS_TOKEN``: with it, ``/metrics`` on the API port
+            answers only ``Authorization: Bearer <token>``; without it, only loopback peers.
+        captcha_verify_url / captcha_secret: an hCaptcha / Turnstile ``siteverify`` endpoint
+            and its secret (``WALLETD_CAPTCHA_VERIFY_URL``, ``WALLETD_CAPTCHA_SECRET``): the
+            auth proxy checks ``X-Captcha-Token`` there for configurations with
+            ``captchaEnabled``, which cannot be switched on without them.
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
     """
@@ -166,6 +172,9 @@ class Settings:
     rate_limit_forwarded_hops: int = 0
     log_format: Literal["text", "json"] = "text"
     metrics_port: int = 0
+    metrics_token: str = field(default="", repr=False)
+    captcha_verify_url: str = ""
+    captcha_secret: str = field(default="", repr=False)
     shutdown_timeout_s: int = 30
 
     @classmethod
@@ -222,6 +231,9 @@ class Settings:
             rate_limit_forwarded_hops=_int(e, "WALLETD_RATE_LIMIT_FORWARDED_HOPS", 0),
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
+            metrics_token=e.get("WALLETD_METRICS_TOKEN", ""),
+            captcha_verify_url=e.get("WALLETD_CAPTCHA_VERIFY_URL", ""),
+            captcha_secret=e.get("WALLETD_CAPTCHA_SECRET", ""),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
         )
 
