@@ -127,6 +127,8 @@ class Settings:
             and its secret (``WALLETD_CAPTCHA_VERIFY_URL``, ``WALLETD_CAPTCHA_SECRET``): the
             auth proxy checks ``X-Captcha-Token`` there for configurations with
             ``captchaEnabled``, which cannot be switched on without them.
+        webauthn_require_uv: ``WALLETD_WEBAUTHN_REQUIRE_UV=true``: passkey stamps must carry
+            the user-verified flag (no wire field states an organization's own requirement).
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
     """
@@ -174,6 +176,7 @@ class Settings:
     metrics_port: int = 0
     metrics_token: str = field(default="", repr=False)
     captcha_verify_url: str = ""
+    webauthn_require_uv: bool = False
     captcha_secret: str = field(default="", repr=False)
     shutdown_timeout_s: int = 30
 
@@ -233,6 +236,7 @@ class Settings:
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
             metrics_token=e.get("WALLETD_METRICS_TOKEN", ""),
             captcha_verify_url=e.get("WALLETD_CAPTCHA_VERIFY_URL", ""),
+            webauthn_require_uv=e.get("WALLETD_WEBAUTHN_REQUIRE_UV", "").lower() in ("1", "true"),
             captcha_secret=e.get("WALLETD_CAPTCHA_SECRET", ""),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
         )

@@ -22,6 +22,7 @@ from infra.sessions.redaction import SECRET_FIELDS, reveal
 from infra.sessions.verification import (
     ClientSignature,
     TokenClaims,
+    check_unbound_spender,
     record_token_use,
     token_usable_in,
     verify_client_signature,
@@ -55,6 +56,7 @@ def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, An
     if proven not in contacts:
         raise Unauthenticated("the verification token was issued for another contact than the "
                               "one signing up")
+    check_unbound_spender(ctx.session, claims, ctx.user_id)
     if claims.public_key:
         if signature is None:
             raise Unauthenticated("clientSignature is required: the verification token is bound "

@@ -10,12 +10,13 @@ assertion over the raw body.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from infra.auth import webauthn
@@ -31,6 +32,7 @@ from infra.db.models.identity import Authenticator
 from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, Unauthenticated
+from infra.settings import Settings
 from infra.validation.features import FeatureName, webauthn_origins
 from infra.validation.names import required_name
 
@@ -189,9 +191,13 @@ def verify_webauthn_stamp(
     if not rows:
         raise Unauthenticated(webauthn.MSG_CREDENTIAL_NOT_FOUND)
     row = sorted(rows, key=lambda r: candidates.index(r.organization_id))[0]
-    webauthn.verify_assertion(
+    assertion = webauthn.verify_assertion(
         stamp, body, row.public_key, allowed_origins=allowed_origins(session, row.organization_id)
     )
+    if _settings().webauthn_require_uv and not assertion.user_verified:
+        raise Unauthenticated("this server requires passkey user verification (UV): sign with "
+                              "userVerification \"required\"")
+    _advance_sign_count(session, row, assertion.sign_count)
     return Principal(
         user_id=row.user_id,
         organization_id=row.organization_id,
@@ -201,6 +207,33 @@ def verify_webauthn_stamp(
         scheme=SCHEME,
         signature=stamp.signature.hex(),
     )
+
+
+@functools.cache
+def _settings() -> Settings:
+    """This process's settings (stamp verifiers receive no services)."""
+    return Settings.from_env()
+
+
+def _advance_sign_count(session: Session, row: Authenticator, count: int) -> None:
+    """The authenticator's signature counter only moves forward (WebAuthn §6.1.1): a count
+    at or below the stored one is a cloned credential or a replayed assertion. Authenticators
+    that keep no counter send 0 every time, which is allowed while the stored count is 0.
+
+    Raises:
+        Unauthenticated: the counter did not move forward.
+    """
+    if count == 0 and row.sign_count == 0:
+        return
+    moved = session.execute(
+        update(Authenticator)
+        .where(Authenticator.id == row.id, Authenticator.sign_count < count)
+        .values(sign_count=count)
+        .returning(Authenticator.id)
+        .execution_options(synchronize_session=False)).first()
+    if moved is None:
+        raise Unauthenticated("passkey signature counter did not advance: the credential may be "
+                              "cloned or the assertion replayed; sign again")
 
 
 def register() -> None:

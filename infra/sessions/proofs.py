@@ -24,6 +24,7 @@ from infra.sessions.oidc import InvalidOidcToken, accepted_audiences, issuer_for
 from infra.sessions.redaction import SECRET_FIELDS, reveal
 from infra.sessions.verification import (
     TokenClaims,
+    check_unbound_spender,
     record_token_use,
     token_usable_in,
     verify_token,
@@ -110,6 +111,7 @@ def contact_token(ctx: ActivityContext, token: str | None, verification_type: st
 
     token = reveal(token, ctx.session, service_keys(ctx.services), "verificationToken")
     claims = verify_token(ctx.session, token, ctx.now)
+    check_unbound_spender(ctx.session, claims, ctx.user_id)
     if not token_usable_in(claims, organization_chain(ctx.session, ctx.organization_id)):
         raise Unauthenticated("verification token was issued for another organization")
     same = (claims.contact == value.strip() if verification_type == "OTP_TYPE_SMS"
