@@ -10,7 +10,7 @@ for an older sub-organization's contact by setting it again (``update_user_email
 ``update_user_phone_number``) with its own credential.
 
 Revision ID: 0020_verified_identities
-Revises: every head before the house merge
+Revises: 0013_one_head
 Create Date: 2026-11-26 05:40:00
 """
 import json
@@ -20,8 +20,7 @@ import sqlalchemy as sa
 
 
 revision = '0020_verified_identities'
-down_revision = ('0002_wallets', '0004_policies', '0006_identity_unique', '0007_webhook_notify',
-                 '0007_pipeline', '0010_sessions', '0011_oauth', '0012_auth_proxy')
+down_revision = '0013_one_head'
 branch_labels = None
 depends_on = None
 
