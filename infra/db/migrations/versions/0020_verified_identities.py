@@ -110,13 +110,10 @@ def _sub_organization_id(result: object) -> str:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('otp_codes', schema=None) as batch_op:
-        batch_op.drop_index('ix_otp_codes_contact_created')
-    with op.batch_alter_table('oauth_providers', schema=None) as batch_op:
-        batch_op.drop_column('proof')
-        batch_op.drop_column('verified_at')
-    with op.batch_alter_table('api_keys', schema=None) as batch_op:
-        batch_op.drop_column('login_verified_at')
-    with op.batch_alter_table('users', schema=None) as batch_op:
-        batch_op.drop_column('phone_verified_at')
-        batch_op.drop_column('email_verified_at')
+    # Plain DROP COLUMN (PostgreSQL; SQLite 3.35+): a batch copy of ``users`` would break the
+    # triggers that name it (``infra.db.triggers``).
+    op.drop_index('ix_otp_codes_contact_created', table_name='otp_codes')
+    for table, column in (('oauth_providers', 'proof'), ('oauth_providers', 'verified_at'),
+                          ('api_keys', 'login_verified_at'), ('users', 'phone_verified_at'),
+                          ('users', 'email_verified_at')):
+        op.execute(f'ALTER TABLE {table} DROP COLUMN {column}')
