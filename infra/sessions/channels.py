@@ -6,7 +6,8 @@ to make them say something else or go somewhere else:
 - **Sender, sender name, reply-to** are operator configuration: the server's
   ``WALLETD_EMAIL_FROM``, or per top-level (parent) organization the auth proxy
   configuration its root quorum sets (``sendFromEmailAddress``, ``sendFromEmailSenderName``,
-  ``replyToEmailAddress``). A request may repeat the configured value or leave it out;
+  ``replyToEmailAddress``), or what the parent organization's own users send. A request
+  from a sub-organization's own user may repeat the configured value or leave it out;
   anything else is a 400.
 - **Templates** (``emailCustomization.templateId`` / ``templateVariables`` /
   ``magicLinkTemplate``, ``smsCustomization.template``) are the operator's: a request from a
@@ -115,6 +116,14 @@ def check_channel(session: Session, organization_id: str, submitter_id: str | No
         InvalidRequest: a foreign sender, name or reply-to, a template from a
             sub-organization, or an app name / logo out of bounds.
     """
+    custom = getattr(params, "email_customization", None)
+    sms = getattr(params, "sms_customization", None)
+    check_app_name(getattr(params, "app_name", None), "parameters.appName")
+    if custom is not None:
+        check_app_name(custom.app_name, "parameters.emailCustomization.appName")
+        check_logo_url(custom.logo_url, "parameters.emailCustomization.logoUrl")
+    if not _from_sub_organization(session, submitter_id):
+        return  # the parent organization's own users: the operator's configuration
     addresses, names, reply_tos = _operator_sender(session, organization_id,
                                                    settings or _settings())
     where = ("set the sender on the parent organization's auth proxy configuration "
@@ -131,22 +140,16 @@ def check_channel(session: Session, organization_id: str, submitter_id: str | No
     if reply_to and reply_to.strip().lower() not in reply_tos:
         raise InvalidRequest("replyToEmailAddress is not the operator's reply-to: " + where,
                              field="parameters.replyToEmailAddress")
-    custom = getattr(params, "email_customization", None)
-    sms = getattr(params, "sms_customization", None)
-    check_app_name(getattr(params, "app_name", None), "parameters.appName")
-    if custom is not None:
-        check_app_name(custom.app_name, "parameters.emailCustomization.appName")
-        check_logo_url(custom.logo_url, "parameters.emailCustomization.logoUrl")
-    if _from_sub_organization(session, submitter_id):
-        chosen = [f"emailCustomization.{n}" for n in ("template_id", "template_variables",
-                                                      "magic_link_template")
-                  if custom is not None and getattr(custom, n, None)]
-        if sms is not None and sms.template:
-            chosen.append("smsCustomization.template")
-        if chosen:
-            fields = ", ".join(_camel(c) for c in chosen)
-            raise InvalidRequest(f"{fields}: templates are the operator's; a sub-organization "
-                                 "may set only appName and logoUrl", field="parameters." + _camel(chosen[0]))
+    chosen = [f"emailCustomization.{n}" for n in ("template_id", "template_variables",
+                                                  "magic_link_template")
+              if custom is not None and getattr(custom, n, None)]
+    if sms is not None and sms.template:
+        chosen.append("smsCustomization.template")
+    if chosen:
+        fields = ", ".join(_camel(c) for c in chosen)
+        raise InvalidRequest(f"{fields}: templates are the operator's; a sub-organization "
+                             "may set only appName and logoUrl",
+                             field="parameters." + _camel(chosen[0]))
 
 
 def _camel(name: str) -> str:

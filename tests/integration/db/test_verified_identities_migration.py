@@ -31,8 +31,9 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         services.drop_database(url)
 
 
-def _insert(engine: Engine, table: str, **values: object) -> None:
-    values = {"created_at": NOW, "updated_at": NOW, **values}
+def _insert(engine: Engine, table: str, stamped: bool = True, **values: object) -> None:
+    if stamped:
+        values = {"created_at": NOW, "updated_at": NOW, **values}
     columns = ", ".join(values)
     marks = ", ".join(f":{k}" for k in values)
     with engine.begin() as conn:
@@ -87,7 +88,7 @@ def test_existing_rows_keep_only_what_was_proven(url: str) -> None:
         _org(engine, "oidc", "top")
         _user(engine, "oidc-user", "oidc")
         _provider(engine, "oidc-provider", "oidc", "oidc-user")
-        _insert(engine, "oidc_token_uses", token_hash="h" * 64, usage="signup",
+        _insert(engine, "oidc_token_uses", stamped=False, token_hash="h" * 64, usage="signup",
                 fingerprint="signup:oidc:oidc-user", used_at=NOW, expires_at=NOW)
         _org(engine, "claims", "top")
         _user(engine, "claims-user", "claims", email="victim@example.com")
