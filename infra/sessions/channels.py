@@ -13,7 +13,7 @@ to make them say something else or go somewhere else:
   ``magicLinkTemplate``, ``smsCustomization.template``) are the operator's: a request from a
   sub-organization's own user carrying one is a 400. The parent's users (the auth proxy
   forwards its root-quorum configuration) may set them.
-- **App name and logo**, from anyone, only within bounds: :data:`APP_NAME_MAX` characters of
+- **App name and logo**, from a sub-organization's own user, only within bounds: :data:`APP_NAME_MAX` characters of
   plain text, a logo ``https://`` URL of at most :data:`LOGO_URL_MAX` characters.
 - **One recipient per code**: a contact is one address or one E.164 number
   (``infra.sessions.params.normalize_contact``).
@@ -116,14 +116,14 @@ def check_channel(session: Session, organization_id: str, submitter_id: str | No
         InvalidRequest: a foreign sender, name or reply-to, a template from a
             sub-organization, or an app name / logo out of bounds.
     """
+    if not _from_sub_organization(session, submitter_id):
+        return  # the parent organization's own users: the operator's configuration
     custom = getattr(params, "email_customization", None)
     sms = getattr(params, "sms_customization", None)
     check_app_name(getattr(params, "app_name", None), "parameters.appName")
     if custom is not None:
         check_app_name(custom.app_name, "parameters.emailCustomization.appName")
         check_logo_url(custom.logo_url, "parameters.emailCustomization.logoUrl")
-    if not _from_sub_organization(session, submitter_id):
-        return  # the parent organization's own users: the operator's configuration
     addresses, names, reply_tos = _operator_sender(session, organization_id,
                                                    settings or _settings())
     where = ("set the sender on the parent organization's auth proxy configuration "
