@@ -191,3 +191,25 @@ def test_update_user_phone_number_needs_a_token_for_the_new_number(world: World,
     # The victim's token does not log in to the attacker's copy: nothing is found.
     refused = otp_login(world, tenant, victim_token, victim)
     assert refused.status_code == 404, refused.text
+
+
+def test_list_suborgs_follows_the_login_rule_through_the_official_client(
+        world: World, tenant: Tenant) -> None:
+    """``list_suborgs`` with an identity filter answers the one sub-organization a login lands
+    in: the proven holder, not the copies (turnkey-http, the official Python client)."""
+    from turnkey_sdk_types import GetSubOrgIdsBody
+
+    email = "listed@example.com"
+    copy_key = make_key()
+    holder = make_key()
+    token = email_token(world, tenant, email, holder)
+    holder_org, _ = signed_up(signup(world, tenant, token=token, client=holder, email=email))
+    # A tenant copies the address onto its own user afterwards (stored, unproven).
+    copy_org, copy_user = signed_up(signup(world, tenant, api_keys=[
+        copy_key.api_key_params("copy2")]))
+    as_user(world, copy_org, copy_key).ok(
+        "update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL",
+        {"userId": copy_user, "userEmail": email})
+    client = world.dep.client(tenant.api.stamper)
+    found = client.get_sub_org_ids(GetSubOrgIdsBody(filterType="EMAIL", filterValue=email))
+    assert found.organizationIds == [holder_org]
