@@ -28,7 +28,7 @@ from infra.auth.principal import (
 )
 from infra.auth.stamps import HEADER_WEBAUTHN
 from infra.clock import wire_timestamp
-from infra.db.models.identity import Authenticator
+from infra.db.models.identity import Authenticator, DeletedOrganization
 from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, Unauthenticated
@@ -209,6 +209,19 @@ def verify_webauthn_stamp(
     )
 
 
+def _first_registered(session: Session, header_value: str, organization_id: str) -> str | None:
+    """The sub-organization of ``organization_id`` that registered the stamp's credential
+    first: a passkey's registration attestation is its proof, and a later copy neither
+    captures nor blocks its logins (docs/SECURITY.md)."""
+    return session.scalar(
+        select(Authenticator.organization_id)
+        .join(Organization, Organization.id == Authenticator.organization_id)
+        .where(Authenticator.credential_id == webauthn.parse_stamp(header_value).credential_id,
+               Organization.parent_id == organization_id,
+               Organization.id.not_in(select(DeletedOrganization.organization_id)))
+        .order_by(Authenticator.created_at, Authenticator.id).limit(1))
+
+
 @functools.cache
 def _settings() -> Settings:
     """This process's settings (stamp verifiers receive no services)."""
@@ -246,6 +259,7 @@ def register() -> None:
         lambda header_value: Authenticator.credential_id
         == webauthn.parse_stamp(header_value).credential_id,
         "credential ID",
+        _first_registered,
     )
     if authenticators_section not in USER_SECTIONS:
         USER_SECTIONS.append(authenticators_section)

@@ -13,8 +13,9 @@ to make them say something else or go somewhere else:
   ``magicLinkTemplate``, ``smsCustomization.template``) are the operator's: a request from a
   sub-organization's own user carrying one is a 400. The parent's users (the auth proxy
   forwards its root-quorum configuration) may set them.
-- **App name and logo**, from a sub-organization's own user, only within bounds: :data:`APP_NAME_MAX` characters of
-  plain text, a logo ``https://`` URL of at most :data:`LOGO_URL_MAX` characters.
+- **App name and logo**, from a sub-organization's own user, only within bounds:
+  :data:`APP_NAME_MAX` characters of plain text, a logo ``https://`` URL of at most
+  :data:`LOGO_URL_MAX` characters.
 - **One recipient per code**: a contact is one address or one E.164 number
   (``infra.sessions.params.normalize_contact``).
 - **Rate**: at most :data:`PER_CONTACT` codes per contact every :data:`CONTACT_WINDOW_S`

@@ -8,7 +8,7 @@ from tests.e2e.abuse.conftest import World, as_user, email_token, signed_up, sig
 from tests.e2e.auth_proxy.conftest import Tenant
 from tests.support.keys import make_key
 from tests.support.mailboxes import code_in, text_part
-from tests.support.raw_api import RawApi
+from tests.support.raw_api import RawApi, create_sub_org, root_user_params
 from tests.support.soft_authenticator import SoftAuthenticator
 
 
@@ -64,3 +64,16 @@ def test_a_passkey_counter_that_goes_backwards_is_refused(world: World, tenant: 
     assert "counter" in cloned.json()["message"]
     passkey.sign_count = 10
     assert as_passkey.read("whoami")["userId"] == user_id
+
+
+def test_a_copied_passkey_neither_captures_nor_blocks_the_first(world: World,
+                                                                tenant: Tenant) -> None:
+    passkey = SoftAuthenticator()
+    registration = passkey.registration("mine")
+    root = tenant.api
+    first, second = (create_sub_org(root, name, users=[root_user_params(
+        f"{name} root", authenticators=[registration])])[0] for name in ("first", "copy"))
+    as_passkey = RawApi(world.dep, passkey, root.organization_id)
+    # whoami addressed to the parent resolves downwards to the first registration.
+    assert as_passkey.read("whoami")["organizationId"] == first
+    assert second != first
