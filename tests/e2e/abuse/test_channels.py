@@ -112,3 +112,15 @@ def test_an_honest_code_goes_out_from_the_operators_sender(world: World,
     again = _init_otp(api, "honest-sender@example.com",
                       sendFromEmailAddress="login@wallet.example")
     assert again.status_code == 200, again.text
+
+
+def test_codes_are_limited_per_sub_organization(world: World, tenant: Tenant) -> None:
+    from infra.sessions.channels import PER_ORGANIZATION
+
+    api, _ = _tenant_user(world, tenant)
+    for i in range(PER_ORGANIZATION):
+        sent = _init_otp(api, f"spray-{i}@example.com")
+        assert sent.status_code == 200, sent.text
+    flood = _init_otp(api, "spray-last@example.com")
+    assert flood.status_code == 429, flood.text
+    assert "this organization" in flood.json()["message"]
