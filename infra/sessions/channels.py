@@ -19,9 +19,10 @@ to make them say something else or go somewhere else:
 - **One recipient per code**: a contact is one address or one E.164 number
   (``infra.sessions.params.normalize_contact``).
 - **Rate**: at most :data:`PER_CONTACT` codes per contact every :data:`CONTACT_WINDOW_S`
-  seconds (all organizations together) and :data:`PER_ORGANIZATION` per sub-organization every
-  :data:`ORGANIZATION_WINDOW_S` seconds, counted from the stored codes at the API, whatever
-  client sent them.
+  seconds (all organizations together) and :data:`PER_ORGANIZATION` per sub-organization
+  every :data:`ORGANIZATION_WINDOW_S` seconds, counted from the stored codes at the API,
+  whatever client sent them; emailed links :data:`PER_CONTACT` per user and kind
+  (:func:`check_link_rate`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from infra import ratelimit
 from infra.db.models.auth_proxy import AuthProxyConfig
 from infra.db.models.organizations import Organization, User
 from infra.db.models.sessions import OtpCode
@@ -181,3 +183,25 @@ def check_rate(session: Session, organization_id: str, contact: str, now: dateti
     if int(recent or 0) >= PER_ORGANIZATION:
         raise ResourceExhausted(f"Too many codes for this organization: at most "
                                 f"{PER_ORGANIZATION} a minute; try again later")
+
+
+
+@functools.cache
+def _limiter(url: str) -> ratelimit.Limiter:
+    """One limiter per store for this process (Redis in production, shared by the workers)."""
+    return ratelimit.from_url(url)
+
+
+def check_link_rate(settings: Settings, user_id: str, kind: str) -> None:
+    """Emailed links (``email_auth``, ``init_user_email_recovery``) per user: at most
+    :data:`PER_CONTACT` of a kind every :data:`CONTACT_WINDOW_S` seconds, in the shared rate
+    limiter (nothing a request can delete resets it).
+
+    Raises:
+        ResourceExhausted: over the limit.
+    """
+    decision = _limiter(settings.effective_rate_limit_url).hit(
+        f"links:{kind}:{user_id}", PER_CONTACT, CONTACT_WINDOW_S)
+    if not decision.allowed:
+        raise ResourceExhausted(f"Too many emails for this contact: at most {PER_CONTACT} every "
+                                f"{CONTACT_WINDOW_S // 60} minutes; try again later")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.db.models.organizations import User
-from infra.sessions.channels import check_channel
+from infra.sessions.channels import check_channel, check_link_rate
 from infra.sessions.flows import send_link
 from infra.sessions.params import (
     EmailCustomizationParams,
@@ -83,6 +83,7 @@ def email_bundle(params: EmailBundleParams, ctx: Any, *, kind: str, name: str,
                                 email=normalize_contact("OTP_TYPE_EMAIL", params.email))
     user = ctx.session.get(User, target.user_id)
     assert user is not None
+    check_link_rate(ctx.services.settings, user.id, kind)
     ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
     issued = issue_bundle(ctx, user_id=user.id, target_public_key=params.target_public_key,
                           expiration_seconds=ttl, invalidate_existing=invalidate_existing,

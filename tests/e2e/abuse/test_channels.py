@@ -124,3 +124,25 @@ def test_codes_are_limited_per_sub_organization(world: World, tenant: Tenant) ->
     flood = _init_otp(api, "spray-last@example.com")
     assert flood.status_code == 429, flood.text
     assert "this organization" in flood.json()["message"]
+
+
+def test_emailed_links_are_limited_per_user(world: World, tenant: Tenant) -> None:
+    from infra.crypto import hpke
+    from infra.sessions.channels import PER_CONTACT
+    from tests.support.raw_api import create_sub_org, root_user_params
+
+    email = "linked@example.com"
+    create_sub_org(tenant.api, "linked", users=[root_user_params("linked", userEmail=email)])
+    target = hpke.uncompressed(hpke.generate_private_key().public_key()).hex()
+
+    def email_auth() -> Any:
+        return tenant.api.submit("email_auth", "ACTIVITY_TYPE_EMAIL_AUTH_V2", {
+            "email": email, "targetPublicKey": target, "invalidateExisting": True,
+            "emailCustomization": {"appName": "Links"}})
+
+    for _ in range(PER_CONTACT):
+        sent = email_auth()
+        assert sent.status_code == 200, sent.text
+    flood = email_auth()
+    assert flood.status_code == 429, flood.text
+    assert "this contact" in flood.json()["message"]
