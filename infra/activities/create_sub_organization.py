@@ -20,6 +20,7 @@ from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.errors import InvalidRequest
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
+from infra.sessions.oidc_login import spend_signup
 from infra.sessions.proofs import prove_new_users
 from infra.validation import caps, limits
 from infra.validation.features import FeatureName
@@ -86,7 +87,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     ctx.session.add(sub)
     ctx.session.flush()
     roots = [
-        create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]")
+        create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]",
+                    on_oidc_token=spend_signup)
         for i, user in enumerate(params.root_users)
     ]
     prove_new_users(ctx, sub.id, roots, params.root_users, token=token, sign_up=True)

@@ -9,6 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
+from infra.sessions.oidc_login import spend_signup
 from infra.sessions.proofs import prove_new_users
 from infra.validation import caps
 from infra.wiremodel import WireModel
@@ -26,7 +27,8 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    users = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]")
+    users = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]",
+                         on_oidc_token=spend_signup)
              for i, user in enumerate(params.users)]
     prove_new_users(ctx, ctx.organization_id, users, params.users, token=None, sign_up=False)
     return {"userIds": [user.id for user in users]}

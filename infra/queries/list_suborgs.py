@@ -22,7 +22,7 @@ from infra.db.models.identity import Authenticator, DeletedOrganization
 from infra.db.models.organizations import Organization, User
 from infra.errors import InvalidRequest
 from infra.identity import verified
-from infra.identity.extension import oidc_claims_unverified
+from infra.identity.directory import oidc_claims_unverified
 from infra.queries.pagination import Pagination, fetch_page
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.sessions.oidc import issuer_forms

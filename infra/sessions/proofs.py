@@ -21,7 +21,7 @@ from infra.identity import verified
 from infra.identity.ancestry import organization_chain
 from infra.sessions.oauth2 import self_issuer
 from infra.sessions.oidc import InvalidOidcToken, accepted_audiences, issuer_forms, verifier
-from infra.sessions.redaction import SECRET_FIELDS, reveal
+from infra.sessions.redaction import reveal
 from infra.sessions.verification import (
     TokenClaims,
     check_unbound_spender,
@@ -32,9 +32,6 @@ from infra.sessions.verification import (
 
 if TYPE_CHECKING:
     from infra.activities.spec import ActivityContext
-
-for _type in ("ACTIVITY_TYPE_UPDATE_USER_EMAIL", "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER"):
-    SECRET_FIELDS.setdefault(_type, ("verificationToken",))
 
 _OIDC_DETAIL = {"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
                 "turnkeyErrorCode": "INVALID_OIDC_TOKEN"}

@@ -13,8 +13,8 @@ import ipaddress
 
 import falcon
 
-from infra.bootstrap import Services
 from infra.errors import NotFound, Unauthenticated
+from infra.services import Services
 
 
 def _loopback(address: str) -> bool:
