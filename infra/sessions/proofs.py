@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 
@@ -30,14 +30,11 @@ from infra.sessions.verification import (
     verify_token,
 )
 
-if TYPE_CHECKING:
-    from infra.activities.spec import ActivityContext
-
 _OIDC_DETAIL = {"@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
                 "turnkeyErrorCode": "INVALID_OIDC_TOKEN"}
 
 
-def prove_new_users(ctx: ActivityContext, organization_id: str, users: Sequence[User],
+def prove_new_users(ctx: Any, organization_id: str, users: Sequence[User],
                     params: Sequence[Any], *, token: TokenClaims | None,
                     sign_up: bool) -> None:
     """Mark what the request proved about the users it just created in ``organization_id``."""
@@ -55,7 +52,7 @@ def prove_new_users(ctx: ActivityContext, organization_id: str, users: Sequence[
         verified.mark_sole_login_key(ctx.session, organization_id, ctx.now)
 
 
-def prove_oauth_providers(ctx: ActivityContext, organization_id: str, user_id: str,
+def prove_oauth_providers(ctx: Any, organization_id: str, user_id: str,
                           providers: Sequence[Any]) -> None:
     """Each provider bound from an ``oidcToken`` counts once the token verifies (signature,
     issuer, expiry, and an audience the organization accepts); bare ``oidcClaims`` are
@@ -90,7 +87,7 @@ def prove_oauth_providers(ctx: ActivityContext, organization_id: str, user_id: s
             row.verified_at, row.proof = ctx.now, verified.PROOF_OIDC_TOKEN
 
 
-def contact_token(ctx: ActivityContext, token: str | None, verification_type: str,
+def contact_token(ctx: Any, token: str | None, verification_type: str,
                   value: str | None, field: str) -> bool:
     """Whether the new contact ``value`` is proven: the operator sets it, or ``token`` is a
     live verification token of this organization's chain issued for exactly ``value``
@@ -104,7 +101,7 @@ def contact_token(ctx: ActivityContext, token: str | None, verification_type: st
         return False
     if not token:
         return verified.is_operator(ctx.session, ctx.user_id)
-    from infra.sessions.extension import service_keys
+    from infra.worker_services import service_keys
 
     token = reveal(token, ctx.session, service_keys(ctx.services), "verificationToken")
     claims = verify_token(ctx.session, token, ctx.now)
