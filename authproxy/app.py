@@ -12,8 +12,9 @@ from typing import Any
 
 import falcon
 
-from authproxy import routes
-from authproxy.gate import Gate, check_rate, config_of, set_retry_after
+from authproxy import captcha, routes
+from authproxy.captcha import CaptchaVerifier
+from authproxy.gate import Gate, check_rate, client_address, config_of, set_retry_after
 from authproxy.upstream import Forwarded, Upstream
 from infra.authproxy import invalidation
 from infra.authproxy.keys import ProxyKey
@@ -31,10 +32,12 @@ CONTACT_WINDOW_S = 180.0
 class ProxyResource:
     """``POST /v1/{name}``."""
 
-    def __init__(self, upstream: Upstream, limiter: Limiter, contact_limit: int) -> None:
+    def __init__(self, upstream: Upstream, limiter: Limiter, contact_limit: int,
+                 captcha: CaptchaVerifier) -> None:
         self.upstream = upstream
         self.limiter = limiter
         self.contact_limit = contact_limit
+        self.captcha = captcha
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
         handler = routes.ROUTES.get(name)
@@ -44,6 +47,8 @@ class ProxyResource:
         body: dict[str, Any] = {} if name in routes.EMPTY_BODY and not raw.strip() else (
             parse_json_object(raw))
         config = config_of(req)
+        if name in captcha.PATHS and config["captchaEnabled"]:
+            self.captcha.check(req.get_header(captcha.HEADER), client_address(req))
         if name in routes.OTP_INITIATIONS and isinstance(body.get("contact"), str):
             check_rate(self.limiter,
                        f"authproxy:contact:{config.id}:{body['contact'].strip().lower()}",
@@ -82,11 +87,14 @@ def create_app(settings: Settings, *, upstream: Upstream | None = None,
                                     settings.auth_proxy_config_ttl_s)
     limiter = limiter or from_url(settings.effective_rate_limit_url)
     invalidation.subscribe(upstream.forget, settings.effective_rate_limit_url)
-    app = falcon.App(middleware=[Gate(upstream, limiter, settings.auth_proxy_rate_address)],
+    app = falcon.App(middleware=[Gate(upstream, limiter, settings.auth_proxy_rate_address,
+                                      settings.rate_limit_forwarded_hops)],
                      cors_enable=False)
     app.req_options.strip_url_path_trailing_slash = True
     app.add_route("/health", Health())
-    app.add_route("/v1/{name}", ProxyResource(upstream, limiter, settings.auth_proxy_rate_contact))
+    app.add_route("/v1/{name}", ProxyResource(
+        upstream, limiter, settings.auth_proxy_rate_contact,
+        CaptchaVerifier(settings.captcha_verify_url, settings.captcha_secret)))
     errors.register(app)
     app.add_error_handler(WalletError, _wallet_error)
     app.add_error_handler(Forwarded, _forwarded)

@@ -43,10 +43,12 @@ def check_rate(limiter: Limiter, key: str, limit: int, window_s: float, what: st
 class Gate:
     """Falcon middleware: preflights, the address limit, the configuration and its origins."""
 
-    def __init__(self, upstream: Upstream, limiter: Limiter, address_limit: int) -> None:
+    def __init__(self, upstream: Upstream, limiter: Limiter, address_limit: int,
+                 forwarded_hops: int = 0) -> None:
         self.upstream = upstream
         self.limiter = limiter
         self.address_limit = address_limit
+        self.forwarded_hops = max(0, forwarded_hops)
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         if req.path == "/health":
@@ -66,8 +68,9 @@ class Gate:
         if origin:
             resp.set_header("Access-Control-Allow-Origin", origin)
             resp.set_header("Vary", "Origin")
-        check_rate(self.limiter, f"authproxy:address:{req.remote_addr}", self.address_limit,
-                   ADDRESS_WINDOW_S, "from this address")
+        req.context.client_address = forwarded_address(req, self.forwarded_hops)
+        check_rate(self.limiter, f"authproxy:address:{req.context.client_address}",
+                   self.address_limit, ADDRESS_WINDOW_S, "from this address")
         config_id = (req.get_header(CONFIG_HEADER) or "").strip()
         if not config_id:
             raise InvalidRequest(f"the {CONFIG_HEADER} header is required: send the auth proxy "
@@ -81,6 +84,24 @@ class Gate:
             raise PermissionDenied(f"origin {origin} is not allowed by this auth proxy "
                                    "configuration (allowedOrigins)")
         req.context.config = config
+
+
+def forwarded_address(req: falcon.Request, hops: int) -> str:
+    """The client address: the peer's, or with ``hops`` trusted proxies in front
+    (``WALLETD_RATE_LIMIT_FORWARDED_HOPS``, as the API reads it) the entry the nearest
+    trusted proxy wrote into ``X-Forwarded-For``; entries further left are the client's own
+    claims and are not trusted."""
+    peer = req.remote_addr or ""
+    if not hops:
+        return peer
+    forwarded = [a.strip() for a in (req.get_header("X-Forwarded-For") or "").split(",")]
+    route = [a for a in forwarded if a] + [peer]
+    return route[-(hops + 1)] if len(route) > hops else route[0]
+
+
+def client_address(req: falcon.Request) -> str:
+    """The address the gate counted ``req`` against."""
+    return str(getattr(req.context, "client_address", None) or req.remote_addr or "")
 
 
 def config_of(req: falcon.Request) -> Config:

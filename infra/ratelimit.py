@@ -65,6 +65,10 @@ class Limiter(Protocol):
         """Count one request against ``key``: at most ``limit`` per ``window_s`` seconds."""
         ...
 
+    def peek(self, key: str, limit: int, window_s: float) -> Admission:
+        """Whether a request on ``key`` would pass now, without counting it."""
+        ...
+
 
 def _check(limit: int, window_s: float) -> None:
     if limit < 1 or window_s <= 0:
@@ -102,6 +106,12 @@ class MemoryLimiter:
             self._tat[key] = tat
             return decision
 
+    def peek(self, key: str, limit: int, window_s: float) -> Admission:
+        """Whether a request on ``key`` would pass now (nothing counted)."""
+        _check(limit, window_s)
+        with self._lock:
+            return _gcra(self._tat.get(key), self._clock(), limit, window_s)[0]
+
     def _prune(self, now: float) -> None:
         """Forget keys whose TAT has passed (they are as good as new), once a minute."""
         if now < self._next_prune:
@@ -132,6 +142,23 @@ return {1, 0, math.floor((window - ahead) / interval + 0.000001)}
 """
 
 
+# The same arithmetic without the write: would a request pass now?
+_GCRA_PEEK_LUA = """
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = window / limit
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local ahead = tat + interval - now
+if ahead > window + 0.5 then
+  return {0, math.ceil(ahead - window), 0}
+end
+return {1, 0, math.floor((window - ahead) / interval + 0.000001)}
+"""
+
+
 class RedisLimiter:
     """Limiter over Redis: shared by every process that uses the same Redis database."""
 
@@ -140,15 +167,23 @@ class RedisLimiter:
 
         self._redis = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
         self._script = self._redis.register_script(_GCRA_LUA)
+        self._peek = self._redis.register_script(_GCRA_PEEK_LUA)
         self._last_warning = 0.0
 
     def hit(self, key: str, limit: int, window_s: float) -> Admission:
         """Count one request against ``key`` (atomically, in Redis)."""
+        return self._run(self._script, key, limit, window_s)
+
+    def peek(self, key: str, limit: int, window_s: float) -> Admission:
+        """Whether a request on ``key`` would pass now (nothing counted)."""
+        return self._run(self._peek, key, limit, window_s)
+
+    def _run(self, script: Any, key: str, limit: int, window_s: float) -> Admission:
         import redis
 
         _check(limit, window_s)
         try:
-            allowed, retry_us, remaining = self._script(
+            allowed, retry_us, remaining = script(
                 keys=[KEY_PREFIX + key], args=[limit, round(window_s * 1_000_000)])
         except redis.RedisError as ex:
             self._warn(ex)

@@ -10,6 +10,7 @@ import falcon
 import sqlalchemy.exc
 
 from infra import ratelimit, safejson
+from infra.auth.principal import AUTHENTICATED
 from infra.errors import ResourceExhausted
 from infra.identity.ancestry import organization_chain
 from infra.observability import context
@@ -57,9 +58,12 @@ class RateLimit:
     ``ratelimit-remaining``; answered requests carry the two ``ratelimit-*`` headers of
     their tightest limit.
 
-    Organization limits count requests that name the organization before they are
-    authenticated (the ingress has not read the stamp yet); the address limit is applied
-    first, and the defaults keep each organization limit above it.
+    Only authenticated traffic spends an organization's budget: before authentication a
+    request is counted against its client address and merely *checked* against its
+    organization's budgets (refused if they are spent); it is counted against them once
+    its stamp verified (``infra.auth.principal.AUTHENTICATED``). An anonymous flood naming
+    an organization therefore spends only its own address's budget, and the defaults keep
+    each organization budget above the address limit (docs/SECURITY.md).
     """
 
     def __init__(self, services: Services) -> None:
@@ -77,6 +81,7 @@ class RateLimit:
         return 0 if rps <= 0 else max(1, round(rps * self.window_s))
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        AUTHENTICATED.set(None)
         if req.method == "OPTIONS" or not req.path.startswith("/public/"):
             return
         counted: list[ratelimit.Admission] = []
@@ -88,19 +93,29 @@ class RateLimit:
         if (req.method == "POST" and req.path.startswith(BODY_PATHS)
                 and (self.organization_limit or self.sub_organization_limit)):
             chain = self._chain(req)
-            if chain and self.organization_limit and not self._hit(
-                    req, resp, counted, "organization:" + chain[-1], self.organization_limit,
-                    "organization"):
-                return
-            if len(chain) > 1 and self.sub_organization_limit and not self._hit(
-                    req, resp, counted, "sub-organization:" + chain[0],
-                    self.sub_organization_limit, "sub-organization"):
-                return
+            req.context.rate_budgets = self._budgets(chain)
+            for key, limit, scope in req.context.rate_budgets:
+                if not self._hit(req, resp, counted, key, limit, scope, peek=True):
+                    return
         if counted:
             req.context.rate_limit = min(counted, key=lambda d: d.remaining)
 
+    def _budgets(self, chain: list[str]) -> list[tuple[str, int, str]]:
+        budgets = []
+        if chain and self.organization_limit:
+            budgets.append(("organization:" + chain[-1], self.organization_limit, "organization"))
+        if len(chain) > 1 and self.sub_organization_limit:
+            budgets.append(("sub-organization:" + chain[0], self.sub_organization_limit,
+                            "sub-organization"))
+        return budgets
+
     def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
                          req_succeeded: bool) -> None:
+        if AUTHENTICATED.get() is not None:
+            # Authenticated: now the request spends its organizations' budgets.
+            for key, limit, _scope in req.context.get("rate_budgets") or ():
+                self.limiter.hit(key, limit, self.window_s)
+            AUTHENTICATED.set(None)
         decision = req.context.get("rate_limit")
         if decision is not None:
             resp.set_header("ratelimit-limit", str(decision.limit))
@@ -133,8 +148,8 @@ class RateLimit:
             return []  # the database answers the request itself (503)
 
     def _hit(self, req: falcon.Request, resp: falcon.Response, counted: list[ratelimit.Admission],
-             key: str, limit: int, scope: str) -> bool:
-        decision = self.limiter.hit(key, limit, self.window_s)
+             key: str, limit: int, scope: str, *, peek: bool = False) -> bool:
+        decision = (self.limiter.peek if peek else self.limiter.hit)(key, limit, self.window_s)
         if decision.allowed:
             counted.append(decision)
             return True

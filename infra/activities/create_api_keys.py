@@ -9,14 +9,16 @@ from pydantic import Field
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
+from infra.identity.verified import is_operator
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1CreateApiKeysIntentV2``."""
 
-    api_keys: list[ApiKeyParams] = Field(min_length=1)
+    api_keys: list[ApiKeyParams] = Field(min_length=1, max_length=caps.CREDENTIALS_PER_USER)
     user_id: str
 
 
@@ -28,10 +30,15 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user_in_org(ctx.session, ctx.organization_id, params.user_id)
-    ids = [add_api_key(ctx.session, ctx.organization_id, params.user_id, key, ctx.now,
-                       f"parameters.apiKeys[{i}]").id
-           for i, key in enumerate(params.api_keys)]
-    return {"apiKeyIds": ids}
+    keys = [add_api_key(ctx.session, ctx.organization_id, params.user_id, key, ctx.now,
+                        f"parameters.apiKeys[{i}]")
+            for i, key in enumerate(params.api_keys)]
+    # No proof of possession travels with a new key: it stamps in its organization, but it
+    # is a login identity (found from a parent) only when the operator adds it.
+    if is_operator(ctx.session, ctx.user_id):
+        for key in keys:
+            key.login_verified_at = ctx.now
+    return {"apiKeyIds": [key.id for key in keys]}
 
 
 SPEC = ActivitySpec(

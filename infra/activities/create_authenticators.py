@@ -11,13 +11,15 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.auth.webauthn import verify_registration
 from infra.identity.passkeys import add_authenticator, allowed_origins
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1CreateAuthenticatorsIntentV2``."""
 
-    authenticators: list[dict[str, Any]] = Field(min_length=1)
+    authenticators: list[dict[str, Any]] = Field(min_length=1,
+                                                  max_length=caps.CREDENTIALS_PER_USER)
     user_id: str
 
 

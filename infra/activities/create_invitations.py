@@ -11,6 +11,7 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.identity import Invitation
 from infra.identity.directory import TAG_TYPE_USER, tag_in_org
 from infra.messaging import queues
+from infra.validation import caps
 from infra.validation.contact import validate_email_address
 from infra.wiremodel import WireModel
 
@@ -20,7 +21,7 @@ class InvitationParams(WireModel):
 
     receiver_user_name: str = Field(min_length=1, max_length=256)
     receiver_user_email: str
-    receiver_user_tags: list[str] = Field(default_factory=list)
+    receiver_user_tags: list[str] = Field(default_factory=list, max_length=caps.TAGS)
     access_type: Literal["ACCESS_TYPE_WEB", "ACCESS_TYPE_API", "ACCESS_TYPE_ALL"]
     sender_user_id: str
 
@@ -28,7 +29,7 @@ class InvitationParams(WireModel):
 class Params(WireModel):
     """``v1CreateInvitationsIntent``."""
 
-    invitations: list[InvitationParams] = Field(min_length=1)
+    invitations: list[InvitationParams] = Field(min_length=1, max_length=caps.INVITATIONS)
 
 
 def _validate(params: Params, session: Any, organization_id: str) -> None:

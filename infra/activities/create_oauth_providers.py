@@ -11,6 +11,8 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.identity.directory import add_oauth_provider, provider_identity
 from infra.messaging import queues
 from infra.sessions.oidc_login import spend_signup
+from infra.sessions.proofs import prove_oauth_providers
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -18,7 +20,8 @@ class Params(WireModel):
     """``v1CreateOauthProvidersIntentV2`` (V1 carries ``oidcToken`` only)."""
 
     user_id: str
-    oauth_providers: list[dict[str, Any]] = Field(min_length=1)
+    oauth_providers: list[dict[str, Any]] = Field(min_length=1,
+                                                   max_length=caps.CREDENTIALS_PER_USER)
 
 
 def check(params: Params, ctx: CheckContext) -> None:
@@ -36,6 +39,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
         ).id
         for i, p in enumerate(params.oauth_providers)
     ]
+    prove_oauth_providers(ctx, ctx.organization_id, params.user_id, params.oauth_providers)
     return {"providerIds": ids}
 
 

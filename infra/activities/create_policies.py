@@ -9,13 +9,14 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
 from infra.stored_policies import PolicyParams, add_policy, check_room, validate_expressions
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1CreatePoliciesIntent``."""
 
-    policies: list[PolicyParams] = Field(min_length=1)
+    policies: list[PolicyParams] = Field(min_length=1, max_length=caps.POLICIES)
 
 
 def _validate(params: Params) -> None:

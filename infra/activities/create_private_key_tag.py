@@ -15,6 +15,7 @@ from infra.identity.directory import (
     retag_private_keys,
 )
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -22,7 +23,7 @@ class Params(WireModel):
     """``v1CreatePrivateKeyTagIntent``."""
 
     private_key_tag_name: str = Field(min_length=1, max_length=256)
-    private_key_ids: list[str] = Field(default_factory=list)
+    private_key_ids: list[str] = Field(default_factory=list, max_length=caps.IDS)
 
 
 def check(params: Params, ctx: CheckContext) -> None:

@@ -11,6 +11,7 @@ from infra.crypto.addresses import derive_address, parse_address_format, parse_c
 from infra.crypto.signing import generate_private_key
 from infra.errors import InvalidRequest
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 from infra.worker_services import custody_of
@@ -26,7 +27,7 @@ _PROBE = {
 class Params(WireModel):
     """``v1CreatePrivateKeysIntentV2``."""
 
-    private_keys: list[store.PrivateKeyParams] = Field(min_length=1)
+    private_keys: list[store.PrivateKeyParams] = Field(min_length=1, max_length=caps.PRIVATE_KEYS)
 
 
 def validate_key_params(keys: list[store.PrivateKeyParams]) -> None:

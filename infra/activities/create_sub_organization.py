@@ -21,7 +21,8 @@ from infra.errors import InvalidRequest
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
 from infra.sessions.oidc_login import spend_signup
-from infra.validation import limits
+from infra.sessions.proofs import prove_new_users
+from infra.validation import caps, limits
 from infra.validation.features import FeatureName
 from infra.wiremodel import WireModel
 
@@ -30,7 +31,7 @@ class WalletParams(WireModel):
     """``v1WalletParams``."""
 
     wallet_name: str = Field(max_length=256)
-    accounts: list[dict[str, Any]] = Field(default_factory=list)
+    accounts: list[dict[str, Any]] = Field(default_factory=list, max_length=caps.ACCOUNTS)
     mnemonic_length: Any = None
 
 
@@ -38,7 +39,7 @@ class Params(WireModel):
     """``v1CreateSubOrganizationIntentV8`` / ``V7`` (and the older V4-V6 subsets)."""
 
     sub_organization_name: str = Field(min_length=1, max_length=256)
-    root_users: list[UserParams] = Field(min_length=1)
+    root_users: list[UserParams] = Field(min_length=1, max_length=caps.USERS)
     root_quorum_threshold: int
     wallet: WalletParams | None = None
     disable_email_recovery: bool | None = None
@@ -76,9 +77,8 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    if params.verification_token:
-        spend_signup_token(ctx, params.verification_token, params.client_signature,
-                           params.root_users)
+    token = (spend_signup_token(ctx, params.verification_token, params.client_signature,
+                                params.root_users) if params.verification_token else None)
     sub = Organization(
         name=params.sub_organization_name,
         parent_id=ctx.organization_id,
@@ -86,11 +86,13 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     )
     ctx.session.add(sub)
     ctx.session.flush()
-    root_ids = [
+    roots = [
         create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]",
-                    on_oidc_token=spend_signup).id
+                    on_oidc_token=spend_signup)
         for i, user in enumerate(params.root_users)
     ]
+    prove_new_users(ctx, sub.id, roots, params.root_users, token=token, sign_up=True)
+    root_ids = [user.id for user in roots]
     for flag, feature in _DISABLED_FEATURES.items():
         if getattr(params, flag):
             ctx.session.add(OrganizationFeature(organization_id=sub.id, name=feature.value, value="false"))

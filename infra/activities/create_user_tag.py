@@ -15,6 +15,7 @@ from infra.identity.directory import (
     users_in_org,
 )
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -22,7 +23,7 @@ class Params(WireModel):
     """``v1CreateUserTagIntent``."""
 
     user_tag_name: str = Field(min_length=1, max_length=256)
-    user_ids: list[str] = Field(default_factory=list)
+    user_ids: list[str] = Field(default_factory=list, max_length=caps.IDS)
 
 
 def check(params: Params, ctx: CheckContext) -> None:

@@ -10,13 +10,15 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
 from infra.sessions.oidc_login import spend_signup
+from infra.sessions.proofs import prove_new_users
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1CreateUsersIntentV4`` (V3 and V2 have the same outer shape)."""
 
-    users: list[UserParams] = Field(min_length=1)
+    users: list[UserParams] = Field(min_length=1, max_length=caps.USERS)
 
 
 def check(params: Params, ctx: CheckContext) -> None:
@@ -25,10 +27,11 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    ids = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]",
-                       on_oidc_token=spend_signup).id
-           for i, user in enumerate(params.users)]
-    return {"userIds": ids}
+    users = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]",
+                         on_oidc_token=spend_signup)
+             for i, user in enumerate(params.users)]
+    prove_new_users(ctx, ctx.organization_id, users, params.users, token=None, sign_up=False)
+    return {"userIds": [user.id for user in users]}
 
 
 SPEC = ActivitySpec(

@@ -9,6 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.crypto import hd
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 from infra.worker_services import custody_of
@@ -18,7 +19,7 @@ class Params(WireModel):
     """``v1CreateWalletIntent``."""
 
     wallet_name: str = Field(max_length=256)
-    accounts: list[store.AccountParams] = Field(default_factory=list)
+    accounts: list[store.AccountParams] = Field(default_factory=list, max_length=caps.ACCOUNTS)
     mnemonic_length: Any = None
 
 

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 from infra.worker_services import custody_of
@@ -17,7 +18,7 @@ class Params(WireModel):
     """``v1CreateWalletAccountsIntent``."""
 
     wallet_id: str
-    accounts: list[store.AccountParams] = Field(min_length=1)
+    accounts: list[store.AccountParams] = Field(min_length=1, max_length=caps.ACCOUNTS)
     persist: bool | None = None
 
 

@@ -12,6 +12,7 @@ from infra.clock import new_id
 from infra.db.models.webhooks import SOURCE_API, WebhookEndpoint
 from infra.errors import ResourceExhausted
 from infra.messaging import queues
+from infra.validation import caps
 from infra.webhooks import endpoints
 from infra.wiremodel import WireModel
 
@@ -31,7 +32,7 @@ class Params(WireModel):
 
     url: str = Field(min_length=1, max_length=2048)
     name: str = Field(min_length=1, max_length=endpoints.MAX_NAME_LENGTH)
-    subscriptions: list[Subscription] = Field(default_factory=list)
+    subscriptions: list[Subscription] = Field(default_factory=list, max_length=caps.SUBSCRIPTIONS)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:

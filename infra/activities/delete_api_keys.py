@@ -10,6 +10,7 @@ from infra.activities.common import owned_by_user
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.db.models.organizations import ApiKey
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -17,7 +18,7 @@ class Params(WireModel):
     """``v1DeleteApiKeysIntent``."""
 
     user_id: str
-    api_key_ids: list[str] = Field(min_length=1)
+    api_key_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from infra.activities.common import owned_by_user
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import OauthProvider
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -18,7 +19,7 @@ class Params(WireModel):
     """``v1DeleteOauthProvidersIntent``."""
 
     user_id: str
-    provider_ids: list[str] = Field(min_length=1)
+    provider_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
 
 
 def _find(params: Params, session: Session, organization_id: str) -> list[OauthProvider]:

@@ -9,13 +9,14 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
 from infra.stored_policies import policy_in_org
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1DeletePoliciesIntent``."""
 
-    policy_ids: list[str] = Field(min_length=1)
+    policy_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
 
 
 def _unique(params: Params) -> list[str]:

@@ -10,13 +10,14 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.identity import Tag
 from infra.identity.directory import TAG_TYPE_PRIVATE_KEY, private_keys_tagged, retag_private_keys, tag_in_org
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1DeletePrivateKeyTagsIntent``."""
 
-    private_key_tag_ids: list[str] = Field(min_length=1)
+    private_key_tag_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
 
 
 def _tags(params: Params, session: Any, organization_id: str) -> list[Tag]:

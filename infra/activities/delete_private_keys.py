@@ -9,6 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wallets.deletion import deletable, delete_secrets
 from infra.wiremodel import WireModel
@@ -17,7 +18,7 @@ from infra.wiremodel import WireModel
 class Params(WireModel):
     """``v1DeletePrivateKeysIntent``."""
 
-    private_key_ids: list[str] = Field(min_length=1)
+    private_key_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
     delete_without_export: bool | None = None
 
 

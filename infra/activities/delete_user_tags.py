@@ -11,13 +11,14 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.identity import Tag, UserTagAssignment
 from infra.identity.directory import TAG_TYPE_USER, tag_in_org
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1DeleteUserTagsIntent``."""
 
-    user_tag_ids: list[str] = Field(min_length=1)
+    user_tag_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
 
 
 def _tags(params: Params, session: Any, organization_id: str) -> list[Tag]:

@@ -11,13 +11,14 @@ from infra.db.models.organizations import Organization, User
 from infra.errors import FailedPrecondition
 from infra.identity.directory import users_in_org
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1DeleteUsersIntent``."""
 
-    user_ids: list[str] = Field(min_length=1)
+    user_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
 
 
 def _check(session: Any, organization_id: str, params: Params) -> list[User]:

@@ -10,13 +10,14 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.wallets import Wallet, WalletAccount
 from infra.errors import FailedPrecondition, NotFound
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     """``v1DeleteWalletAccountsIntent``."""
 
-    wallet_account_ids: list[str] = Field(min_length=1)
+    wallet_account_ids: list[str] = Field(min_length=1, max_length=caps.IDS)
     delete_without_export: bool | None = None
 
 

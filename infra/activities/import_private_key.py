@@ -17,6 +17,7 @@ from infra.crypto.addresses import Curve, parse_curve
 from infra.crypto.signing import public_key_from_private
 from infra.errors import InvalidRequest
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 from infra.worker_services import custody_of
@@ -29,7 +30,7 @@ class Params(WireModel):
     private_key_name: str = Field(max_length=256)
     encrypted_bundle: str
     curve: str
-    address_formats: list[str] = Field(default_factory=list)
+    address_formats: list[str] = Field(default_factory=list, max_length=caps.ADDRESS_FORMATS)
 
     def key_params(self) -> store.PrivateKeyParams:
         # Validated from the wire names, so a refusal names the field the caller sent.

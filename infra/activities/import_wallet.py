@@ -14,6 +14,7 @@ from infra.crypto import bundles, hd, hpke
 from infra.db.models.wallets import ImportTarget
 from infra.errors import FailedPrecondition
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 from infra.worker_services import custody_of
@@ -25,7 +26,7 @@ class Params(WireModel):
     user_id: str
     wallet_name: str = Field(max_length=256)
     encrypted_bundle: str
-    accounts: list[store.AccountParams] = Field(default_factory=list)
+    accounts: list[store.AccountParams] = Field(default_factory=list, max_length=caps.ACCOUNTS)
 
 
 def import_target(session: Any, organization_id: str, user_id: str, kind: str = KIND,

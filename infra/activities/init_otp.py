@@ -13,6 +13,7 @@ from infra.activities.init_otp_auth import ParamsV2 as AuthParamsV2
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
 from infra.sessions import otp
+from infra.sessions.channels import check_channel
 from infra.sessions.delivery import check_sms_template
 from infra.sessions.flows import send_code
 from infra.sessions.params import email_customization, normalize_contact
@@ -33,6 +34,7 @@ class Params(ParamsV1):
 
 
 def check(params: ParamsV1, ctx: CheckContext) -> None:
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params)
     otp.validated_length(params.otp_length, otp.DEFAULT_LENGTH)
     otp.validated_expiration(params.expiration_seconds)
     normalize_contact(params.otp_type, params.contact)
@@ -43,6 +45,8 @@ def check(params: ParamsV1, ctx: CheckContext) -> None:
 
 
 def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params,
+                  settings=ctx.services.settings)
     contact = normalize_contact(params.otp_type, params.contact)
     expiration = otp.validated_expiration(params.expiration_seconds)
     row = send_code(

@@ -7,6 +7,7 @@ from typing import Any
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.sessions import otp
+from infra.sessions.channels import check_channel
 from infra.sessions.delivery import check_sms_template
 from infra.sessions.flows import send_code
 from infra.sessions.params import (
@@ -68,6 +69,7 @@ def _user(params: ParamsV1, session: Any, organization_id: str) -> Any:
 
 
 def check(params: ParamsV1, ctx: CheckContext) -> None:
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params)
     _shape(params)
     if params.otp_type == "OTP_TYPE_SMS":
         check_sms_template(params.sms_customization.template if params.sms_customization
@@ -77,6 +79,8 @@ def check(params: ParamsV1, ctx: CheckContext) -> None:
 
 
 def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params,
+                  settings=ctx.services.settings)
     length, alphanumeric, expiration = _shape(params)
     contact, target = _user(params, ctx.session, ctx.organization_id)
     row = send_code(

@@ -25,6 +25,7 @@ from infra.sessions.tokens import (
 )
 from infra.sessions.verification import (
     ClientSignature,
+    check_unbound_spender,
     record_token_use,
     token_usable_in,
     verify_client_signature,
@@ -62,6 +63,7 @@ def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
     claims = verify_token(ctx.session, token_text, ctx.now)
     if not token_usable_in(claims, chain_of(ctx.session, ctx.organization_id)):
         raise Unauthenticated("verification token was issued for another organization")
+    check_unbound_spender(ctx.session, claims, ctx.user_id)
     public_key = p256_public_key(params.public_key, "publicKey")
     if params.client_signature is not None or claims.public_key:
         if params.client_signature is None:

@@ -10,6 +10,7 @@ from infra.activities.sign_raw_payload import sign_payloads
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.crypto import signing
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wallets import store
 from infra.wiremodel import WireModel
 
@@ -18,7 +19,7 @@ class Params(WireModel):
     """``v1SignRawPayloadsIntent``."""
 
     sign_with: str
-    payloads: list[str] = Field(min_length=1)
+    payloads: list[str] = Field(min_length=1, max_length=caps.PAYLOADS)
     encoding: str
     hash_function: str
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.authproxy.config import UpdateParams, config_of, updated
+from infra.errors import InvalidRequest
 from infra.messaging import queues
 
 
@@ -19,6 +20,11 @@ def check(params: UpdateParams, ctx: CheckContext) -> None:
 
 
 def execute(params: UpdateParams, ctx: ActivityContext) -> dict[str, Any]:
+    if params.captcha_enabled and not ctx.services.settings.captcha_verify_url:
+        raise InvalidRequest("captchaEnabled needs a captcha verifier: set "
+                             "WALLETD_CAPTCHA_VERIFY_URL and WALLETD_CAPTCHA_SECRET (hCaptcha or "
+                             "Turnstile siteverify) on the server first",
+                             field="parameters.captchaEnabled")
     row = config_of(ctx.session, ctx.organization_id)
     row.settings = updated(row.settings or {}, params)
     row.version += 1

@@ -15,6 +15,7 @@ from infra.identity.directory import (
     tag_in_org,
 )
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -23,8 +24,8 @@ class Params(WireModel):
 
     private_key_tag_id: str
     new_private_key_tag_name: str | None = Field(default=None, max_length=256)
-    add_private_key_ids: list[str] = Field(default_factory=list)
-    remove_private_key_ids: list[str] = Field(default_factory=list)
+    add_private_key_ids: list[str] = Field(default_factory=list, max_length=caps.IDS)
+    remove_private_key_ids: list[str] = Field(default_factory=list, max_length=caps.IDS)
 
 
 def _validate(params: Params, session: Any, organization_id: str) -> None:

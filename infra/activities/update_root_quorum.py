@@ -11,6 +11,7 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.organizations import Organization, User
 from infra.errors import InvalidRequest, NotFound
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -18,7 +19,7 @@ class Params(WireModel):
     """``v1UpdateRootQuorumIntent``."""
 
     threshold: int = Field(ge=1)
-    user_ids: list[str] = Field(min_length=1)
+    user_ids: list[str] = Field(min_length=1, max_length=caps.USERS)
 
 
 def _members(params: Params, session: Any, organization_id: str) -> list[User]:

@@ -16,7 +16,9 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.db.models.identity import UserTagAssignment
 from infra.errors import InvalidRequest
 from infra.identity.directory import TAG_TYPE_USER, assign_user_tag, tag_in_org
+from infra.identity.verified import is_operator, set_email, set_phone
 from infra.messaging import queues
+from infra.validation import caps
 from infra.validation.contact import optional_email_address, optional_phone_number
 from infra.wiremodel import WireModel
 
@@ -27,7 +29,7 @@ class Params(WireModel):
     user_id: str
     user_name: str | None = Field(default=None, max_length=256)
     user_email: str | None = None
-    user_tag_ids: list[str] | None = None
+    user_tag_ids: list[str] | None = Field(default=None, max_length=caps.TAGS)
     user_phone_number: str | None = None
 
 
@@ -50,10 +52,13 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user = user_in_org(ctx.session, ctx.organization_id, params.user_id)
     if params.user_name is not None:
         user.name = params.user_name
+    # ``v1UpdateUserIntent`` carries no verification token: a new contact counts for logins
+    # only when the operator sets it (``infra.identity.verified``).
+    operator = is_operator(ctx.session, ctx.user_id)
     if params.user_email is not None:
-        user.email = params.user_email or None
+        set_email(user, params.user_email, proven=operator, now=ctx.now)
     if params.user_phone_number is not None:
-        user.phone_number = params.user_phone_number or None
+        set_phone(user, params.user_phone_number, proven=operator, now=ctx.now)
     if params.user_tag_ids is not None:
         ctx.session.execute(delete(UserTagAssignment).where(UserTagAssignment.user_id == user.id))
         for tag_id in params.user_tag_ids:

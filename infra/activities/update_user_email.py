@@ -6,13 +6,20 @@ from typing import Any
 
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.identity.verified import set_email
 from infra.messaging import queues
+from infra.sessions.proofs import contact_token
 from infra.validation.contact import optional_email_address
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
-    """``v1UpdateUserEmailIntent`` (``verificationToken`` is accepted and not required)."""
+    """``v1UpdateUserEmailIntent``.
+
+    ``verificationToken`` (a ``verify_otp`` token issued for the new address) is what makes
+    the address count for logins; without it (and unless the operator sets it) the address
+    is stored unverified (``infra.identity.verified``).
+    """
 
     user_id: str
     user_email: str
@@ -26,7 +33,10 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user = user_in_org(ctx.session, ctx.organization_id, params.user_id)
-    user.email = optional_email_address(params.user_email, field="parameters.userEmail")
+    email = optional_email_address(params.user_email, field="parameters.userEmail")
+    proven = contact_token(ctx, params.verification_token, "OTP_TYPE_EMAIL", email,
+                           "parameters.userEmail")
+    set_email(user, email, proven=proven, now=ctx.now)
     user.updated_at = ctx.now
     return {"userId": user.id}
 

@@ -17,6 +17,7 @@ from infra.identity.directory import (
     users_in_org,
 )
 from infra.messaging import queues
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -25,8 +26,8 @@ class Params(WireModel):
 
     user_tag_id: str
     new_user_tag_name: str | None = Field(default=None, max_length=256)
-    add_user_ids: list[str] = Field(default_factory=list)
-    remove_user_ids: list[str] = Field(default_factory=list)
+    add_user_ids: list[str] = Field(default_factory=list, max_length=caps.IDS)
+    remove_user_ids: list[str] = Field(default_factory=list, max_length=caps.IDS)
 
 
 def _validate(params: Params, session: Any, organization_id: str) -> None:

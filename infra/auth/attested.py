@@ -60,6 +60,9 @@ class AttestedScheme:
 
     verify: Callable[[Session, AttestedStamp, bytes, list[str], datetime], Principal]
     holders: Callable[[AttestedStamp], Select[Any]]
+    #: ``(session, stamp, organization_id) -> sub-organization id`` the login lands in
+    #: (``infra.identity.verified``), or ``None``.
+    winner: Callable[[Session, AttestedStamp, str], str | None] | None = None
 
 
 def parse_attested_stamp(header_value: str) -> AttestedStamp:
@@ -97,7 +100,8 @@ class AttestedStamps:
 
     def __init__(self, schemes: Mapping[str, AttestedScheme]) -> None:
         self.schemes: Mapping[str, AttestedScheme] = MappingProxyType(dict(schemes))
-        self.locator = CredentialLocator(Organization.id, self._holders, "attested identity")
+        self.locator = CredentialLocator(Organization.id, self._holders, "attested identity",
+                                         self._winner)
 
     def _scheme(self, stamp: AttestedStamp) -> AttestedScheme:
         scheme = self.schemes.get(stamp.scheme)
@@ -119,3 +123,13 @@ class AttestedStamps:
             return Organization.id.in_(self._scheme(stamp).holders(stamp).scalar_subquery())
         except Unauthenticated:
             return false()
+
+    def _winner(self, session: Session, header_value: str, organization_id: str) -> str | None:
+        """The sub-organization a login addressed to ``organization_id`` lands in (the
+        scheme's verified-first rule, ``infra.identity.verified``)."""
+        try:
+            stamp = parse_attested_stamp(header_value)
+            scheme = self._scheme(stamp)
+        except Unauthenticated:
+            return None
+        return scheme.winner(session, stamp, organization_id) if scheme.winner else None

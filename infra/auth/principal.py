@@ -7,6 +7,7 @@ parsed for anything but its ``organizationId``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -19,6 +20,7 @@ from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
 from infra.db.models.organizations import ApiKey, Organization
 from infra.errors import NotFound, Unauthenticated
+from infra.identity import verified
 from infra.identity.ancestry import organization_chain
 
 
@@ -43,6 +45,11 @@ class Principal:
     signature: str
 
 
+#: The organization the current request authenticated for (``None`` until it did). The
+#: ingress's rate limiter resets it per request and counts per-organization budgets only
+#: for authenticated requests (``ingress.middleware.RateLimit``).
+AUTHENTICATED: ContextVar[str | None] = ContextVar("walletd_authenticated", default=None)
+
 #: A verifier of one stamp header besides ``X-Stamp``: gets ``(session, header_value, body,
 #: candidate_org_ids, now)`` and returns a Principal.
 StampVerifier = Callable[[Session, str, bytes, list[str], datetime], Principal]
@@ -62,6 +69,11 @@ class CredentialLocator:
     organization: InstrumentedAttribute[str]
     matches: Callable[[str], ColumnElement[bool]]
     noun: str
+    #: ``(session, header_value, organization_id) -> sub-organization id``: the one
+    #: sub-organization a credential held by neither the organization nor its parent
+    #: resolves to (``infra.identity.verified``: verified holders only, the first verified
+    #: wins). ``None``: exactly one sub-organization may hold it.
+    winner: Callable[[Session, str, str], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -112,8 +124,10 @@ def authenticate(
     if not chain:
         raise _not_found(organization_id)
     try:
-        return _verify(session, stamps, headers, body, organization_id, chain[:2], now,
-                       resolve_sub_organizations)
+        principal = _verify(session, stamps, headers, body, organization_id, chain[:2], now,
+                            resolve_sub_organizations)
+        AUTHENTICATED.set(organization_id)
+        return principal
     except Unauthenticated:
         # The chain may be remembered from before the organization was deleted.
         if session.get(Organization, organization_id) is None:
@@ -154,6 +168,11 @@ def _resolve_downwards(session: Session, stamps: Stamps, lowered: Mapping[str, s
         children = select(Organization.id).where(Organization.parent_id == organization_id)
         holders = list(session.scalars(select(column).distinct().where(
             locator.matches(value), or_(column.in_(candidates), column.in_(children)))))
+        if locator.winner is not None:
+            if any(h in candidates for h in holders):
+                return candidates
+            found = locator.winner(session, value, organization_id)
+            return [found] if found else candidates
         if not holders or any(h in candidates for h in holders):
             return candidates
         if len(holders) > 1:
@@ -162,11 +181,18 @@ def _resolve_downwards(session: Session, stamps: Stamps, lowered: Mapping[str, s
     return candidates
 
 
+def _login_key_winner(session: Session, header_value: str, organization_id: str) -> str | None:
+    """The sub-organization a wallet/API-key login addressed to a parent lands in."""
+    found = verified.winner(session, organization_id, "public_key",
+                            parse_api_key_stamp(header_value).public_key, include_self=False)
+    return found[0] if found else None
+
+
 #: Where an ``X-Stamp`` credential (an API key) lives.
 API_KEY_LOCATOR: Final = CredentialLocator(
     ApiKey.organization_id,
     lambda header_value: ApiKey.public_key == parse_api_key_stamp(header_value).public_key,
-    "public key")
+    "public key", _login_key_winner)
 
 
 #: Built once: every stamped request looks its key up.

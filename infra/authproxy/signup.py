@@ -20,6 +20,8 @@ from infra.sessions.params import chain_of
 from infra.sessions.redaction import reveal
 from infra.sessions.verification import (
     ClientSignature,
+    TokenClaims,
+    check_unbound_spender,
     record_token_use,
     token_usable_in,
     verify_client_signature,
@@ -29,8 +31,11 @@ from infra.worker_services import service_keys
 
 
 def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, Any] | None,
-                       users: Sequence[Any]) -> None:
-    """Verify ``token`` for one of ``users``' contacts and spend its sign-up.
+                       users: Sequence[Any]) -> TokenClaims:
+    """Verify ``token`` for one of ``users``' contacts and spend its sign-up; its claims.
+
+    The token proves the one contact (of its own type) it was issued for: every other
+    contact of the sign-up is stored unverified (``infra.identity.verified``).
 
     Raises:
         Unauthenticated: a bad, foreign or used token, or a missing/wrong client signature.
@@ -39,11 +44,16 @@ def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, An
     claims = verify_token(ctx.session, token, ctx.now)
     if not token_usable_in(claims, chain_of(ctx.session, ctx.organization_id)):
         raise Unauthenticated("verification token was issued for another organization")
-    contacts = {str(c).strip().lower() for u in users
-                for c in (u.user_email, u.user_phone_number) if c}
-    if claims.contact.lower() not in contacts:
+    if claims.verification_type == "OTP_TYPE_SMS":
+        contacts = {str(u.user_phone_number).strip() for u in users if u.user_phone_number}
+        proven = claims.contact.strip()
+    else:
+        contacts = {str(u.user_email).strip().lower() for u in users if u.user_email}
+        proven = claims.contact.strip().lower()
+    if proven not in contacts:
         raise Unauthenticated("the verification token was issued for another contact than the "
                               "one signing up")
+    check_unbound_spender(ctx.session, claims, ctx.user_id)
     if claims.public_key:
         if signature is None:
             raise Unauthenticated("clientSignature is required: the verification token is bound "
@@ -51,3 +61,4 @@ def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, An
         verify_client_signature(ClientSignature.model_validate(signature), token=claims,
                                 usage="signup", expected={})
     record_token_use(ctx.session, claims.id, "signup", ctx.activity.fingerprint, ctx.now)
+    return claims

@@ -10,21 +10,23 @@ assertion over the raw body.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from infra.auth import webauthn
 from infra.auth.principal import CredentialLocator, Principal
 from infra.clock import wire_timestamp
-from infra.db.models.identity import Authenticator
+from infra.db.models.identity import Authenticator, DeletedOrganization
 from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.db.uniqueness import add_unique
 from infra.errors import AlreadyExists, InvalidRequest, Unauthenticated
+from infra.settings import Settings
 from infra.validation.features import FeatureName, webauthn_origins
 from infra.validation.names import required_name
 
@@ -183,9 +185,13 @@ def verify_webauthn_stamp(
     if not rows:
         raise Unauthenticated(webauthn.MSG_CREDENTIAL_NOT_FOUND)
     row = sorted(rows, key=lambda r: candidates.index(r.organization_id))[0]
-    webauthn.verify_assertion(
+    assertion = webauthn.verify_assertion(
         stamp, body, row.public_key, allowed_origins=allowed_origins(session, row.organization_id)
     )
+    if _settings().webauthn_require_uv and not assertion.user_verified:
+        raise Unauthenticated("this server requires passkey user verification (UV): sign with "
+                              "userVerification \"required\"")
+    _advance_sign_count(session, row, assertion.sign_count)
     return Principal(
         user_id=row.user_id,
         organization_id=row.organization_id,
@@ -197,10 +203,51 @@ def verify_webauthn_stamp(
     )
 
 
+def _first_registered(session: Session, header_value: str, organization_id: str) -> str | None:
+    """The sub-organization of ``organization_id`` that registered the stamp's credential
+    first: a passkey's registration attestation is its proof, and a later copy neither
+    captures nor blocks its logins (docs/SECURITY.md)."""
+    return session.scalar(
+        select(Authenticator.organization_id)
+        .join(Organization, Organization.id == Authenticator.organization_id)
+        .where(Authenticator.credential_id == webauthn.parse_stamp(header_value).credential_id,
+               Organization.parent_id == organization_id,
+               Organization.id.not_in(select(DeletedOrganization.organization_id)))
+        .order_by(Authenticator.created_at, Authenticator.id).limit(1))
+
+
+@functools.cache
+def _settings() -> Settings:
+    """This process's settings (stamp verifiers receive no services)."""
+    return Settings.from_env()
+
+
+def _advance_sign_count(session: Session, row: Authenticator, count: int) -> None:
+    """The authenticator's signature counter only moves forward (WebAuthn §6.1.1): a count
+    at or below the stored one is a cloned credential or a replayed assertion. Authenticators
+    that keep no counter send 0 every time, which is allowed while the stored count is 0.
+
+    Raises:
+        Unauthenticated: the counter did not move forward.
+    """
+    if count == 0 and row.sign_count == 0:
+        return
+    moved = session.execute(
+        update(Authenticator)
+        .where(Authenticator.id == row.id, Authenticator.sign_count < count)
+        .values(sign_count=count)
+        .returning(Authenticator.id)
+        .execution_options(synchronize_session=False)).first()
+    if moved is None:
+        raise Unauthenticated("passkey signature counter did not advance: the credential may be "
+                              "cloned or the assertion replayed; sign again")
+
+
 #: Where an ``X-Stamp-Webauthn`` credential (an authenticator) lives.
 LOCATOR = CredentialLocator(
     Authenticator.organization_id,
     lambda header_value: Authenticator.credential_id
     == webauthn.parse_stamp(header_value).credential_id,
     "credential ID",
+    _first_registered,
 )

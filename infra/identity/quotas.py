@@ -22,6 +22,7 @@ SQLite needs nothing: it has one writer at a time.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from datetime import datetime
 from typing import Any, Final
@@ -198,8 +199,15 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
     enforce(session)
 
 
+_INSTALLED: weakref.WeakSet[sessionmaker[Session]] = weakref.WeakSet()
+
+
 def install(session_factory: sessionmaker[Session]) -> None:
     """Enforce the quotas before every flush of ``session_factory``'s sessions (idempotent;
     called by ``infra.bootstrap``)."""
-    if not event.contains(session_factory, "before_flush", _before_flush):
-        event.listen(session_factory, "before_flush", _before_flush)
+    # A set of live factories, not ``event.contains``: SQLAlchemy's registry is keyed by the
+    # target's id(), so a new factory at a dead one's address looked installed (a flaky test).
+    if session_factory in _INSTALLED:
+        return
+    event.listen(session_factory, "before_flush", _before_flush)
+    _INSTALLED.add(session_factory)

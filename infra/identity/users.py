@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from infra.db.models.organizations import User
 from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
 from infra.identity.directory import OidcTokenHook, attach_identity, check_identity
+from infra.validation import caps
 from infra.wiremodel import WireModel
 
 
@@ -26,10 +27,12 @@ class UserParams(WireModel):
     user_name: str = Field(min_length=1, max_length=256)
     user_email: str | None = None
     user_phone_number: str | None = None
-    api_keys: list[ApiKeyParams] = Field(default_factory=list)
-    authenticators: list[dict[str, Any]] = Field(default_factory=list)
-    oauth_providers: list[dict[str, Any]] = Field(default_factory=list)
-    user_tags: list[str] = Field(default_factory=list)
+    api_keys: list[ApiKeyParams] = Field(default_factory=list, max_length=caps.CREDENTIALS_PER_USER)
+    authenticators: list[dict[str, Any]] = Field(default_factory=list,
+                                                  max_length=caps.CREDENTIALS_PER_USER)
+    oauth_providers: list[dict[str, Any]] = Field(default_factory=list,
+                                                   max_length=caps.CREDENTIALS_PER_USER)
+    user_tags: list[str] = Field(default_factory=list, max_length=caps.TAGS)
 
 
 def check_user(session: Session, organization_id: str, params: UserParams, field: str) -> None:

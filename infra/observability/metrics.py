@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
@@ -88,18 +90,39 @@ def exposition(services: Services) -> tuple[bytes, str]:
     return generate_latest(_Union(counted, StateCollector(services))), CONTENT_TYPE_LATEST
 
 
+#: How long the broker and database gauges of a page are reused (seconds): a scraper hitting
+#: ``/metrics`` in a loop costs the database one read per this period.
+STATE_TTL_S = 10.0
+_STATE_CACHE: dict[int, tuple[float, list[Metric]]] = {}
+_STATE_LOCK = threading.Lock()
+
+
 class StateCollector(Collector):
-    """Gauges read at scrape time from the broker and the database."""
+    """Gauges read at scrape time from the broker and the database (reused for
+    :data:`STATE_TTL_S` per process)."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
 
     def collect(self) -> Iterable[Metric]:
-        for read in (self._queues, self._webhooks, self._seal):
-            try:
-                yield from read()
-            except Exception as ex:  # a scrape never fails because a dependency is down
-                log.warning("metrics: %s unavailable: %s", read.__name__.strip("_"), ex)
+        key = id(self.services)
+        with _STATE_LOCK:
+            cached = _STATE_CACHE.get(key)
+            if cached is not None and time.monotonic() - cached[0] < STATE_TTL_S:
+                metrics = list(cached[1])
+            else:
+                metrics = []
+                for read in (self._queues, self._webhooks):
+                    try:
+                        metrics.extend(read())
+                    except Exception as ex:  # a scrape never fails because a dependency is down
+                        log.warning("metrics: %s unavailable: %s", read.__name__.strip("_"), ex)
+                _STATE_CACHE[key] = (time.monotonic(), metrics)
+        try:  # the seal's state is in memory: always fresh, never cached
+            metrics.extend(self._seal())
+        except Exception as ex:
+            log.warning("metrics: seal unavailable: %s", ex)
+        return metrics
 
     def _queues(self) -> Iterator[Metric]:
         depth = GaugeMetricFamily("walletd_queue_messages",

@@ -27,6 +27,7 @@ from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.db.models.policies import PolicyEvaluation
+from infra.identity.ancestry import organization_chain
 from infra.pipeline import engine, lifecycle
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.gates import OFF_VALUES, gating_feature
@@ -271,7 +272,8 @@ def _judge(session: Session, ballot: ClaimedActivity,
         rejecters=rejecters(ballots),
         context={},
         now=moment,
-        features=(_features(session, {activity.organization_id, user.organization_id})
+        features=(_features(session, {*organization_chain(session, activity.organization_id),
+                                      user.organization_id})
                   if gating_feature(activity.type, params) else {}),
         voter_entitled=spec.consensus_vote and _entitled_voter(session, activity, params, user.id),
     )

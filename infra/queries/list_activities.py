@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from sqlalchemy import select
 
 from infra.db.models.activities import Activity
 from infra.openapi import check_enum
 from infra.queries.pagination import Pagination, fetch_page
 from infra.queries.spec import QueryContext, QuerySpec
+from infra.validation import caps
 from infra.views.activities import render_activities
 from infra.wiremodel import WireModel
 
 
 class Params(WireModel):
     organization_id: str
-    filter_by_status: list[str] | None = None
-    filter_by_type: list[str] | None = None
+    filter_by_status: list[str] | None = Field(default=None, max_length=caps.FILTERS)
+    filter_by_type: list[str] | None = Field(default=None, max_length=caps.FILTERS)
     pagination_options: Pagination | None = None
 
     @field_validator("filter_by_status")

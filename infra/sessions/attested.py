@@ -21,6 +21,7 @@ from infra.auth.principal import Principal
 from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.organizations import User
 from infra.errors import Unauthenticated
+from infra.identity import verified
 from infra.identity.ancestry import organization_chain
 from infra.sessions.tokens import p256_public_key
 from infra.sessions.verification import fingerprint_of, record_token_use, verify_token
@@ -40,11 +41,26 @@ def _unverified_claims(token: str) -> dict[str, Any]:
     return claims if isinstance(claims, dict) else {}
 
 
+def _kind(verification_type: str) -> verified.Kind:
+    return "phone" if verification_type == "OTP_TYPE_SMS" else "email"
+
+
 def _users_with_contact(verification_type: str, contact: str) -> Select[str, str]:
+    """Users holding the contact *verified* (``infra.identity.verified``)."""
     if verification_type == "OTP_TYPE_SMS":
-        return select(User.organization_id, User.id).where(User.phone_number == contact)
+        return select(User.organization_id, User.id).where(
+            User.phone_number == contact, User.phone_verified_at.is_not(None))
     return select(User.organization_id, User.id).where(
-        func.lower(User.email) == contact.strip().lower())
+        func.lower(User.email) == contact.strip().lower(), User.email_verified_at.is_not(None))
+
+
+def winner(session: Session, stamp: AttestedStamp, organization_id: str) -> str | None:
+    """The sub-organization a login addressed to ``organization_id`` lands in."""
+    claims = _unverified_claims(stamp.attestation)
+    found = verified.winner(session, organization_id,
+                            _kind(str(claims.get("verification_type", ""))),
+                            str(claims.get("contact", "")), include_self=False)
+    return found[0] if found else None
 
 
 def holders(stamp: AttestedStamp) -> Select[str]:
@@ -67,9 +83,8 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
         raise Unauthenticated("the stamp's publicKey is not the key the verification token "
                               "was issued to")
     verify_stamp_signature(SIGNATURE_SCHEME, key, stamp.signature, body)
-    query = _users_with_contact(claims.verification_type, claims.contact)
-    users = session.execute(query.where(User.organization_id.in_(candidates))).all()
-    users = sorted(users, key=lambda row: candidates.index(row[0]))
+    users = verified.in_organizations(session, candidates, _kind(claims.verification_type),
+                                      claims.contact)
     if not users:
         raise Unauthenticated("no user with the verification token's contact in this "
                               "organization or its parent; sign up first")
@@ -83,4 +98,4 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
 
 
 #: The scheme, wired into ``X-Stamp-Attested`` by ``infra.bootstrap``.
-ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders)
+ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders, winner=winner)

@@ -22,6 +22,7 @@ from infra.auth.principal import Principal
 from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.identity import OauthProvider
 from infra.errors import Unauthenticated
+from infra.identity import verified
 from infra.identity.ancestry import organization_chain
 from infra.identity.directory import oidc_claims_unverified
 from infra.sessions.attested import ATTESTED_TYPES, SIGNATURE_SCHEME
@@ -54,7 +55,25 @@ def _providers(iss: Any, sub: Any, audiences: Any) -> Select[str, str, str]:
         a for a in (audiences if isinstance(audiences, list) else []) if isinstance(a, str)]
     return select(OauthProvider.organization_id, OauthProvider.user_id, OauthProvider.id).where(
         OauthProvider.issuer.in_(issuer_forms(str(iss))), OauthProvider.subject == str(sub),
-        OauthProvider.audience.in_(auds))
+        OauthProvider.audience.in_(auds), OauthProvider.verified_at.is_not(None)
+    ).order_by(OauthProvider.verified_at, OauthProvider.id)
+
+
+def _audiences(value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else (value if isinstance(value, list) else [])
+    return tuple(a for a in items if isinstance(a, str))
+
+
+def winner(session: Session, stamp: AttestedStamp, organization_id: str) -> str | None:
+    """The sub-organization an OIDC login addressed to ``organization_id`` lands in."""
+    try:
+        claims = oidc_claims_unverified(stamp.attestation)
+    except ValueError:
+        return None
+    found = verified.winner(session, organization_id, "oidc",
+                            (issuer_forms(str(claims.get("iss"))), str(claims.get("sub")),
+                             _audiences(claims.get("aud"))), include_self=False)
+    return found[0] if found else None
 
 
 def holders(stamp: AttestedStamp) -> Select[Any]:
@@ -104,4 +123,4 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
 
 
 #: The scheme, wired into ``X-Stamp-Attested`` by ``infra.bootstrap``.
-ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders)
+ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders, winner=winner)

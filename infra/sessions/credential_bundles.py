@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.db.models.organizations import User
+from infra.sessions.channels import check_channel, check_link_rate
 from infra.sessions.flows import send_link
 from infra.sessions.params import (
     EmailCustomizationParams,
@@ -62,7 +63,9 @@ class EmailBundleParams(WireModel):
 
 
 def check_email_bundle(params: EmailBundleParams, ctx: Any) -> None:
-    """The ingress's check: a valid lifetime, target key and customization, a known user."""
+    """The ingress's check: a valid lifetime, target key and customization (the operator's
+    channel, ``infra.sessions.channels``), a known user."""
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params)
     seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
     credential_bundle(params.target_public_key, b"\x01" * 32)
     email_customization(params.email_customization)
@@ -74,10 +77,13 @@ def email_bundle(params: EmailBundleParams, ctx: Any, *, kind: str, name: str,
                  credential_type: str, invalidate_existing: bool) -> tuple[str, str]:
     """Issue a bundle to the user named by ``params.email`` and email it as a ``kind`` link
     (``email_auth`` or ``recovery``); ``(user id, API key id)``."""
+    check_channel(ctx.session, ctx.organization_id, ctx.user_id, params,
+                  settings=ctx.services.settings)
     target = resolve_login_user(ctx.session, ctx.organization_id,
                                 email=normalize_contact("OTP_TYPE_EMAIL", params.email))
     user = ctx.session.get(User, target.user_id)
     assert user is not None
+    check_link_rate(ctx.services.settings, user.id, kind)
     ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
     issued = issue_bundle(ctx, user_id=user.id, target_public_key=params.target_public_key,
                           expiration_seconds=ttl, invalidate_existing=invalidate_existing,

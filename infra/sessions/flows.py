@@ -6,7 +6,7 @@ from typing import Any
 
 from infra.db.models.organizations import User
 from infra.db.models.sessions import OtpCode
-from infra.sessions import delivery, otp
+from infra.sessions import channels, delivery, otp
 from infra.sessions.delivery import EmailCustomization
 from infra.sessions.params import organizations_below
 from infra.sessions.redaction import reveal
@@ -18,6 +18,7 @@ def send_code(ctx: Any, *, purpose: str, otp_type: str, contact: str, user_id: s
               email: EmailCustomization, sms_template: str | None) -> OtpCode:
     """Store a new code for ``contact`` and deliver it (email or SMS) before completing."""
     keys = service_keys(ctx.services)
+    channels.check_rate(ctx.session, organization_id, contact, ctx.now)
     row, code = otp.issue(ctx.session, keys, organization_id=organization_id, purpose=purpose,
                           otp_type=otp_type, contact=contact, user_id=user_id, length=length,
                           alphanumeric=alphanumeric, expiration_seconds=expiration_seconds,

@@ -119,12 +119,13 @@ AudienceSource = Callable[[Session, Sequence[str]], Iterable[str]]
 
 
 def _provider_audiences(session: Session, organization_ids: Sequence[str]) -> Iterable[str]:
-    """Audiences of the OAuth providers of the organizations and of their sub-organizations
-    (an app's users sign up into sub-organizations of the app's organization)."""
+    """Audiences of the OAuth providers the *operator* bound in the organizations or their
+    sub-organizations. A provider a tenant registered (bare claims, or an ID token whose
+    audience had to be accepted already) never widens what the organization accepts."""
     children = select(Organization.id).where(Organization.parent_id.in_(list(organization_ids)))
     return session.scalars(select(OauthProvider.audience).distinct().where(or_(
         OauthProvider.organization_id.in_(list(organization_ids)),
-        OauthProvider.organization_id.in_(children))))
+        OauthProvider.organization_id.in_(children)), OauthProvider.proof == "operator"))
 
 
 def _credential_client_ids(session: Session, organization_ids: Sequence[str]) -> Iterable[str]:

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from infra.db.models.oauth import OidcTokenUse
 from infra.db.uniqueness import add_unique
 from infra.errors import NotFound, Unauthenticated
+from infra.identity import verified
 from infra.identity.ancestry import organization_chain
 from infra.identity.directory import oidc_claims_unverified
 from infra.sessions.oauth2 import self_issuer
@@ -30,7 +31,7 @@ from infra.sessions.oidc import (
     token_hash,
     verifier,
 )
-from infra.sessions.tokens import LoginTarget, resolve_login_user
+from infra.sessions.tokens import LoginTarget
 
 #: What an OIDC token is spent for: one login and one sign-up each.
 LOGIN_USAGE: Final = "login"
@@ -59,16 +60,14 @@ def verify_login(session: Session, settings: Any, organization_id: str, token: s
     """
     identity = verifier(settings).verify(token, public_key_hex=public_key_hex,
                                          self_issuer=self_issuer(settings, session))
-    for iss in issuer_forms(identity.issuer):
-        for aud in identity.audiences:
-            try:
-                target = resolve_login_user(session, organization_id,
-                                            oauth=(iss, identity.subject, aud))
-            except NotFound:
-                continue
-            chain = organization_chain(session, target.organization_id)
-            identity.audience_in(accepted_audiences(session, chain))
-            return OidcLogin(identity, aud, target)
+    found = verified.winner(session, organization_id, "oidc",
+                            (issuer_forms(identity.issuer), identity.subject,
+                             tuple(identity.audiences)))
+    if found is not None:
+        target = LoginTarget(*found)
+        chain = organization_chain(session, target.organization_id)
+        aud = identity.audience_in(accepted_audiences(session, chain))
+        return OidcLogin(identity, aud, target)
     identity.audience_in(accepted_audiences(session, organization_chain(session, organization_id)))
     raise NotFound(f"no user with this OIDC identity in organization {organization_id} or its "
                    "sub-organizations: sign up with the token first (create_sub_organization "

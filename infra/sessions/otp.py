@@ -5,11 +5,13 @@ The database holds ``HMAC-SHA256(k, otp_id ‖ code)`` where ``k`` is derived (H
 service encryption key of version ``key_version``: without the master key a dump cannot be
 brute-forced offline. Comparison is constant-time (``hmac.compare_digest``).
 
-Attempts: every verification first spends one of the code's 3 attempts (a conditional
-``UPDATE``, so concurrent guesses serialize on the row); a wrong code's activity fails and
-its transaction rolls back, so the lifecycle listener :func:`count_failed_attempt` spends the
-attempt again in the transaction that records the failure. After 3 the code is dead, even
-for the right code. At most 3 live (unused, unexpired, not dead) codes per contact.
+Attempts: every verification spends one of the code's 3 attempts in the transaction that
+reads the code. On PostgreSQL that is a transaction of its own (row lock, increment, commit
+whether right or wrong), so N concurrent wrong guesses are N spent attempts and at most 3
+are ever compared; on SQLite (one writer at a time) the activity's transaction spends it and
+the lifecycle listener :func:`count_failed_attempt` spends it again in the transaction that
+records a wrong guess's failure. After 3 the code is dead, even for the right code.
+At most 3 live (unused, unexpired, not dead) codes per contact.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Final
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from sqlalchemy import func, select, update
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from infra.clock import as_utc
@@ -128,28 +130,70 @@ def consume(session: Session, keys: ServiceKeys, *, organization_ids: list[str],
             purpose: str, code: str, now: datetime) -> OtpCode:
     """Spend an attempt on ``otp_id`` and, if ``code`` is right, mark the code used.
 
+    On PostgreSQL the attempt is spent in a transaction of its own that reads the code under
+    a row lock, increments ``attempts`` and commits whether the guess was right or wrong:
+    concurrent guesses queue on the row and each one counts, so at most
+    :data:`MAX_ATTEMPTS` are ever compared. On SQLite every writer of the process already
+    queues on one lock; the attempt is spent in the activity's transaction and spent again
+    by :func:`count_failed_attempt` when a wrong guess fails the activity.
+
     Raises:
         InvalidRequest: ``Invalid OTP code`` for a wrong, unknown, expired, used or dead code
             (one message for all: nothing is learnt from the answer).
     """
+    bind = session.get_bind()
+    if bind.dialect.name == "postgresql":
+        engine = bind if isinstance(bind, Engine) else bind.engine
+        right = _guess_committed(engine, session, keys, organization_ids=organization_ids,
+                                 otp_id=otp_id, purpose=purpose, code=code, now=now)
+        row = session.get(OtpCode, otp_id, populate_existing=True)
+        if not right or row is None:
+            raise InvalidRequest(INVALID_CODE)
+        return row
     spent = session.execute(
         update(OtpCode)
-        .where(OtpCode.id == otp_id, OtpCode.organization_id.in_(organization_ids),
-               OtpCode.purpose == purpose, OtpCode.used_at.is_(None),
-               OtpCode.attempts < MAX_ATTEMPTS, OtpCode.expires_at > now)
+        .where(*_guessable(organization_ids, otp_id, purpose, now))
         .values(attempts=OtpCode.attempts + 1)
         .returning(OtpCode.id)
         .execution_options(synchronize_session=False)).first()
     row = session.get(OtpCode, otp_id, populate_existing=True)
     if not spent or row is None:
         raise InvalidRequest(INVALID_CODE)
-    expected = row.code_hash
-    given = code_hash(keys, session, row.key_version, row.id,
-                      normalize_code(code, row.alphanumeric))
-    if not expected or not hmac.compare_digest(expected, given):
+    if not _matches(keys, session, row, code):
         raise InvalidRequest(INVALID_CODE)
     row.used_at = now
     return row
+
+
+def _guessable(organization_ids: list[str], otp_id: str, purpose: str, now: datetime) -> Any:
+    return (OtpCode.id == otp_id, OtpCode.organization_id.in_(organization_ids),
+            OtpCode.purpose == purpose, OtpCode.used_at.is_(None),
+            OtpCode.attempts < MAX_ATTEMPTS, OtpCode.expires_at > now)
+
+
+def _matches(keys: ServiceKeys, session: Session, row: OtpCode, code: str) -> bool:
+    expected = row.code_hash
+    given = code_hash(keys, session, row.key_version, row.id,
+                      normalize_code(code, row.alphanumeric))
+    return bool(expected) and hmac.compare_digest(expected, given)
+
+
+def _guess_committed(engine: Engine, session: Session, keys: ServiceKeys, *,
+                     organization_ids: list[str], otp_id: str, purpose: str, code: str,
+                     now: datetime) -> bool:
+    """Lock the code's row, spend one attempt, compare, mark it used if right: one
+    transaction of its own that commits either way. Whether the guess was right."""
+    with Session(bind=engine, expire_on_commit=False) as own:
+        with own.begin():
+            row = own.scalars(select(OtpCode).where(
+                *_guessable(organization_ids, otp_id, purpose, now)).with_for_update()).first()
+            if row is None:
+                return False
+            row.attempts += 1
+            right = _matches(keys, session, row, code)
+            if right:
+                row.used_at = now
+        return right
 
 
 def is_expired(row: OtpCode, now: datetime) -> bool:
@@ -171,6 +215,8 @@ def count_failed_attempt(uow: UnitOfWork, activity: Activity, previous: str | No
     if (activity.status != lifecycle.FAILED or previous == lifecycle.FAILED
             or activity.type not in CODE_ACTIVITY_TYPES):
         return
+    if uow.session.get_bind().dialect.name == "postgresql":
+        return  # the attempt was committed on its own (:func:`consume`)
     if (activity.failure or {}).get("message") != INVALID_CODE:
         return
     intent: Any = next(iter((activity.intent or {}).values()), {})

@@ -76,8 +76,10 @@ def normalize_contact(otp_type: str, contact: str) -> str:
     """An email lower-cased and trimmed; a phone number in E.164 (``+`` and digits)."""
     text = contact.strip()
     if otp_type == "OTP_TYPE_EMAIL":
-        if "@" not in text or len(text) > 320:
-            raise InvalidRequest("contact must be an email address for OTP_TYPE_EMAIL",
+        # One recipient: one address, nothing a mail server could read as a list.
+        if (text.count("@") != 1 or len(text) > 254 or any(c in text for c in ",;<>\"()[]:")
+                or any(c.isspace() or ord(c) < 32 for c in text)):
+            raise InvalidRequest("contact must be one email address for OTP_TYPE_EMAIL",
                                  field="contact")
         return text.lower()
     digits = text.replace(" ", "").replace("-", "")

@@ -38,6 +38,9 @@ SECRET_FIELDS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({
     # the auth proxy's sign-up spends a verification token (infra.authproxy.signup)
     "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7": ("verificationToken",),
     "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8": ("verificationToken",),
+    # a verification token proving a user's new contact (infra.sessions.proofs)
+    "ACTIVITY_TYPE_UPDATE_USER_EMAIL": ("verificationToken",),
+    "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER": ("verificationToken",),
     # OIDC ID tokens, OAuth 2.0 authorization codes and PKCE verifiers
     "ACTIVITY_TYPE_OAUTH_LOGIN": ("oidcToken",),
     "ACTIVITY_TYPE_OAUTH": ("oidcToken",),

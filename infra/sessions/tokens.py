@@ -17,14 +17,14 @@ from bip_utils import Base58Encoder
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra.crypto import hpke
 from infra.crypto.stamp import normalize_public_key
-from infra.db.models.identity import OauthProvider
-from infra.db.models.organizations import ApiKey, Organization, User
-from infra.errors import AlreadyExists, InvalidRequest, NotFound, Unauthenticated
+from infra.db.models.organizations import ApiKey, User
+from infra.errors import AlreadyExists, InvalidRequest, NotFound
+from infra.identity import verified
 from infra.identity.credentials import ApiKeyParams, add_api_key
 from infra.sessions.service_keys import NOTARIZER, ServiceKeys
 
@@ -178,48 +178,29 @@ def resolve_login_user(session: Session, organization_id: str, *, email: str | N
     Logins are often addressed to the parent (the app's) organization while the user lives
     in a sub-organization (PROTOCOL.md §6 "Org resolution for logins"). Exactly one identity
     is given: a contact (email, case-insensitively, or phone number), an OIDC identity
-    ``(iss, sub, aud)`` of the users' OAuth providers, or an API key's public key. A match in
-    ``organization_id`` itself wins; otherwise exactly one sub-organization must hold it.
+    ``(iss, sub, aud)`` of the users' OAuth providers, or an API key's public key. Only
+    verified bindings count, and the one rule of ``infra.identity.verified.holders`` picks
+    the holder: the organization itself first, then the sub-organization whose binding was
+    verified first.
 
     Raises:
-        NotFound: nobody holds the identity.
-        Unauthenticated: more than one sub-organization holds it.
+        NotFound: nobody holds the identity (verified).
     """
-    condition: ColumnElement[bool]
+    kind: verified.Kind
+    value: Any
     if email is not None:
-        # Case-insensitive: a verification token may carry the address lower-cased while
-        # the user was stored as typed (a sign-up as "Ann@…", a login as "ann@…").
-        rows = select(User.organization_id, User.id).where(
-            func.lower(User.email) == email.strip().lower())
-        noun = "email"
+        kind, value, noun = "email", email, "email"
     elif phone_number is not None:
-        rows = select(User.organization_id, User.id).where(User.phone_number == phone_number)
-        noun = "phone number"
+        kind, value, noun = "phone", phone_number, "phone number"
     elif oauth is not None:
         iss, sub, aud = oauth
-        rows = select(OauthProvider.organization_id, OauthProvider.user_id).where(
-            OauthProvider.issuer == iss, OauthProvider.subject == sub,
-            OauthProvider.audience == aud)
-        noun = "OIDC identity"
+        kind, value, noun = "oidc", ((iss,), sub, (aud,)), "OIDC identity"
     elif public_key is not None:
-        rows = select(ApiKey.organization_id, ApiKey.user_id).where(
-            ApiKey.public_key == public_key)
-        noun = "public key"
+        kind, value, noun = "public_key", public_key, "public key"
     else:
         raise InvalidRequest("a login needs an email, phone number, OIDC token or public key")
-    org_column = rows.selected_columns[0]
-    children = select(Organization.id).where(Organization.parent_id == organization_id)
-    condition = org_column == organization_id
-    found = session.execute(rows.where(condition)).all()
-    if not found:
-        found = session.execute(rows.where(org_column.in_(children))).all()
-    holders = {(str(org), str(user)) for org, user in found}
-    if not holders:
-        raise NotFound(f"no user with this {noun} in organization {organization_id} or its "
-                       "sub-organizations; sign up first")
-    if len({org for org, _ in holders}) > 1:
-        raise Unauthenticated(f"more than one suborg associated with this {noun}")
-    if len(holders) > 1:
-        raise Unauthenticated(f"more than one user associated with this {noun}")
-    org, user = holders.pop()
-    return LoginTarget(org, user)
+    found = verified.winner(session, organization_id, kind, value)
+    if found is None:
+        raise NotFound(f"no user with this verified {noun} in organization {organization_id} "
+                       "or its sub-organizations; sign up first")
+    return LoginTarget(*found)

@@ -113,6 +113,26 @@ def token_usable_in(claims: TokenClaims, chain: list[str]) -> bool:
     return claims.organization_id in chain
 
 
+def check_unbound_spender(session: Session, claims: TokenClaims, submitter_id: str | None) -> None:
+    """A token bound to no client key (``verify_otp`` V1 without ``publicKey``) is spent only
+    by a user of the organization that verified it: a parent organization, which can read a
+    sub-organization's activities, cannot spend the token a sub-organization's user
+    received. A bound token is spent with its key's signature instead.
+
+    Raises:
+        Unauthenticated: an unbound token submitted from another organization.
+    """
+    if claims.public_key:
+        return
+    from infra.db.models.organizations import User
+
+    user = session.get(User, submitter_id) if submitter_id else None
+    if user is None or user.organization_id != claims.organization_id:
+        raise Unauthenticated("this verification token is bound to no client key: only the "
+                              "organization that verified it may spend it (verify with a "
+                              "publicKey to use it elsewhere)")
+
+
 def record_token_use(session: Session, token_id: str, usage: Usage, fingerprint: str,
                      now: datetime) -> None:
     """Spend the token's ``usage`` (an identical re-sent request is the same use).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -83,7 +85,34 @@ def _view(session: Session, activity: Activity, votes: list[Vote],
         view["failure"] = activity.failure
     if boots.wants_proofs(activity):  # one more read, only for activities that asked
         view["appProofs"] = boots.proofs_of(session, [activity.id]).get(activity.id, [])
+    if activity.type in _TOKEN_ISSUING and viewer != activity.user_id and activity.result:
+        view["result"] = _unbound_tokens_hidden(activity.result)
     return view
+
+
+#: Activities whose result carries a verification token.
+_TOKEN_ISSUING: Final = frozenset({"ACTIVITY_TYPE_VERIFY_OTP", "ACTIVITY_TYPE_VERIFY_OTP_V2"})
+
+
+def _unbound_tokens_hidden(result: dict[str, Any]) -> dict[str, Any]:
+    """The result as users other than the submitter see it: a verification token bound to no
+    client key works for whoever holds it, so only its submitter reads it."""
+    out: dict[str, Any] = {}
+    for key, body in result.items():
+        token = body.get("verificationToken") if isinstance(body, dict) else None
+        if isinstance(token, str) and not _claims(token).get("public_key"):
+            body = {**body, "verificationToken": "<redacted: readable by its submitter only>"}
+        out[key] = body
+    return out
+
+
+def _claims(token: str) -> dict[str, Any]:
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
 
 
 def render_activity(session: Session, activity: Activity, viewer: str | None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from infra.crypto.signing import public_key_from_private
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
 from infra.errors import AlreadyExists, InvalidRequest, NotFound, WalletError
+from infra.validation import caps
 from infra.validation.limits import PRIVATE_KEYS, WALLETS
 from infra.wallets.custody import Custody
 from infra.wiremodel import WireModel
@@ -47,8 +48,8 @@ class PrivateKeyParams(WireModel):
 
     private_key_name: str = Field(min_length=1, max_length=256)
     curve: str
-    private_key_tags: list[str] = Field(default_factory=list)
-    address_formats: list[str] = Field(default_factory=list)
+    private_key_tags: list[str] = Field(default_factory=list, max_length=caps.TAGS)
+    address_formats: list[str] = Field(default_factory=list, max_length=caps.ADDRESS_FORMATS)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,27 @@
-"""``GET /metrics``: the Prometheus page of this role (see ``infra.observability.metrics``)."""
+"""``GET /metrics``: the Prometheus page of this role (see ``infra.observability.metrics``).
+
+Not public: with ``WALLETD_METRICS_TOKEN`` set it answers only ``Authorization: Bearer
+<token>``; without one, only loopback peers (a scraper on the same host, or ``walletd up``).
+Worker roles serve it on their own ``WALLETD_METRICS_PORT``. The page's database gauges are
+read at most once per ``STATE_TTL_S`` per process, so scraping cannot load the database.
+"""
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
+
 import falcon
 
+from infra.errors import NotFound, Unauthenticated
 from infra.services import Services
+
+
+def _loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.split("%")[0]).is_loopback
+    except ValueError:
+        return False
 
 
 class MetricsResource:
@@ -17,6 +34,14 @@ class MetricsResource:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         from infra.observability.metrics import exposition
 
+        token = self.services.settings.metrics_token
+        if token:
+            given = (req.get_header("Authorization") or "").removeprefix("Bearer ").strip()
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                raise Unauthenticated("/metrics needs Authorization: Bearer <WALLETD_METRICS_TOKEN>")
+        elif not _loopback(req.remote_addr or ""):
+            raise NotFound("no such path: /metrics is served to loopback peers only unless "
+                           "WALLETD_METRICS_TOKEN is set")
         body, content_type = exposition(self.services)
         resp.content_type = content_type
         resp.data = body

@@ -17,6 +17,8 @@ from infra.errors import GRPC_RESOURCE_EXHAUSTED
 from infra.identity.root import create_organization, new_p256_keypair
 from infra.settings import Settings
 from ingress.app import create_app
+from tests.support.keys import TestKey as StampKey
+from tests.support.keys import load_p256_key
 
 # 3 requests per 60 s window (one request's share is 20 s: no test runs that slowly).
 SLOW = "0.05"
@@ -38,24 +40,26 @@ def limiter_url(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def database(tmp_path: Path) -> tuple[Path, str, str]:
-    """A migrated SQLite database with an organization and one sub-organization."""
+def database(tmp_path: Path) -> tuple[Path, str, str, StampKey, StampKey]:
+    """A migrated SQLite database with an organization and one sub-organization, and their
+    root users' keys."""
     settings = Settings.from_env({"WALLETD_DATA_DIR": str(tmp_path)})
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "cli")
+    parent_key, child_key = (load_p256_key(new_p256_keypair()[0]) for _ in range(2))
     try:
         with services.session_factory() as session:
-            parent, _ = create_organization(session, "parent", new_p256_keypair()[1])
-            child, _ = create_organization(session, "child", new_p256_keypair()[1],
+            parent, _ = create_organization(session, "parent", parent_key.public_key)
+            child, _ = create_organization(session, "child", child_key.public_key,
                                            parent_id=parent.id)
             session.commit()
-            return tmp_path, parent.id, child.id
+            return tmp_path, parent.id, child.id, parent_key, child_key
     finally:
         services.engine.dispose()
 
 
 @pytest.fixture
-def app(database: tuple[Path, str, str], limiter_url: str) -> Iterator[App]:
+def app(database: tuple[Path, str, str, StampKey, StampKey], limiter_url: str) -> Iterator[App]:
     built: list[Services] = []
 
     def make(**limits: str) -> falcon.testing.TestClient:
@@ -73,10 +77,14 @@ def app(database: tuple[Path, str, str], limiter_url: str) -> Iterator[App]:
 
 
 def _whoami(client: falcon.testing.TestClient, organization_id: str,
-            address: str = "10.0.0.1") -> falcon.testing.Result:
+            address: str = "10.0.0.1", key: StampKey | None = None) -> falcon.testing.Result:
+    """whoami, stamped with ``key`` (unauthenticated without one)."""
     body = json.dumps({"organizationId": organization_id}).encode()
+    headers = {"Content-Type": "application/json"}
+    if key is not None:
+        headers["X-Stamp"] = key.stamp(body)
     return client.simulate_post("/public/v1/query/whoami", body=body, remote_addr=address,
-                                headers={"Content-Type": "application/json"})
+                                headers=headers)
 
 
 def _assert_throttled(result: falcon.testing.Result, scope: str) -> None:
@@ -104,25 +112,33 @@ def test_over_the_address_limit_is_429(app: App) -> None:
 
 
 def test_organization_limit_spans_addresses_and_sub_organizations(
-        app: App, database: tuple[Path, str, str]) -> None:
-    _, parent, child = database
+        app: App, database: tuple[Path, str, str, StampKey, StampKey]) -> None:
+    _, parent, child, _, _ = database
     client = app(organization_rps=SLOW)
-    # Unauthenticated whoami is a 401, but it still named the organization: it counts.
-    assert _whoami(client, parent, "10.0.0.1").status_code == 401
-    assert _whoami(client, child, "10.0.0.2").status_code == 401
-    assert _whoami(client, parent, "10.0.0.3").status_code == 401
-    _assert_throttled(_whoami(client, child, "10.0.0.4"), "organization")
+    # Unauthenticated requests naming the organization spend nothing of its budget.
+    for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"):
+        assert _whoami(client, child, address).status_code == 401
+    # Authenticated ones do, from any address, in the organization or its sub-organization.
+    assert _whoami(client, parent, "10.0.0.1", database[3]).status_code == 200
+    assert _whoami(client, child, "10.0.0.2", database[4]).status_code == 200
+    assert _whoami(client, parent, "10.0.0.3", database[3]).status_code == 200
+    _assert_throttled(_whoami(client, child, "10.0.0.4", database[4]), "organization")
     # An organization that does not exist is not counted (its request is a 404).
     assert _whoami(client, "00000000-0000-0000-0000-000000000000").status_code == 404
 
 
-def test_sub_organization_limit_is_its_own(app: App, database: tuple[Path, str, str]) -> None:
-    _, parent, child = database
+def test_sub_organization_limit_is_its_own(
+        app: App, database: tuple[Path, str, str, StampKey, StampKey]) -> None:
+    _, parent, child, _, _ = database
     client = app(sub_organization_rps=SLOW)
-    for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):
+    for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"):
         assert _whoami(client, child, address).status_code == 401
-    _assert_throttled(_whoami(client, child, "10.0.0.5"), "sub-organization")
-    assert _whoami(client, parent).status_code == 401  # the parent is not a sub-organization
+    for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):
+        assert _whoami(client, child, address, database[4]).status_code == 200
+    _assert_throttled(_whoami(client, child, "10.0.0.5", database[4]), "sub-organization")
+    # Spent, its budget refuses unauthenticated requests too (before any work).
+    _assert_throttled(_whoami(client, child, "10.0.0.6"), "sub-organization")
+    assert _whoami(client, parent, "10.0.0.7", database[3]).status_code == 200
 
 
 def test_forwarded_address_from_trusted_hops(app: App) -> None:
@@ -142,7 +158,7 @@ def test_forwarded_address_from_trusted_hops(app: App) -> None:
 
 
 def test_limits_are_shared_by_two_ingress_apps_over_redis(
-        database: tuple[Path, str, str], redis_url: str) -> None:
+        database: tuple[Path, str, str, StampKey, StampKey], redis_url: str) -> None:
     import redis
 
     redis.Redis.from_url(redis_url).flushdb()
@@ -164,3 +180,5 @@ def test_defaults_are_generous_and_on() -> None:
     s = Settings.from_env({})
     assert s.rate_limit_address_rps >= 1000 and s.rate_limit_burst_s >= 1
     assert s.rate_limit_organization_rps > s.rate_limit_address_rps
+    # No single address can use up a sub-organization's budget either.
+    assert s.rate_limit_sub_organization_rps > s.rate_limit_address_rps

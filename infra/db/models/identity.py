@@ -62,6 +62,11 @@ class OauthProvider(Timestamped, Base):
     issuer: Mapped[str] = mapped_column(String(512))
     audience: Mapped[str] = mapped_column(String(512))
     subject: Mapped[str] = mapped_column(String(512), index=True)
+    #: When the binding was proven and how: ``oidc_token`` (a verified ID token),
+    #: ``operator`` (bound by the operator's own users). ``None``: stored, never used to find
+    #: the user, and its audience is not one the organization accepts.
+    verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    proof: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class Tag(Timestamped, Base):

@@ -38,6 +38,13 @@ class User(Timestamped, Base):
     email: Mapped[str | None] = mapped_column(String(320), nullable=True, index=True)
     phone_number: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     is_root: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: When the email / phone number was proven (a spent verification token for exactly
+    #: that value, or set by the operator); ``None``: stored but never used to find the user
+    #: (``infra.identity.verified``).
+    email_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+                                                               nullable=True)
+    phone_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+                                                               nullable=True)
     #: Moves with every change to what ``v1User`` shows (database triggers,
     #: ``infra.db.triggers``); rendered views are remembered by it.
     view_version: Mapped[int] = mapped_column(BigInteger, default=1, server_default="1")
@@ -63,6 +70,11 @@ class ApiKey(Timestamped, Base):
     credential_type: Mapped[str] = mapped_column(String(64))
     expiration_seconds: Mapped[str | None] = mapped_column(String(32), nullable=True)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: When the key became a login identity (found by a login addressed to a parent and by
+    #: account lookups): bound by the operator, or the only way into a signed-up
+    #: sub-organization. ``None``: it stamps in its own organization only.
+    login_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+                                                               nullable=True)
 
 
 class OrganizationFeature(Timestamped, Base):

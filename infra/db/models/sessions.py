@@ -22,7 +22,8 @@ class OtpCode(Timestamped, Base):
     """One initiated one-time code (``otpId``)."""
 
     __tablename__ = "otp_codes"
-    __table_args__ = (Index("ix_otp_codes_contact", "organization_id", "contact"),)
+    __table_args__ = (Index("ix_otp_codes_contact", "organization_id", "contact"),
+                      Index("ix_otp_codes_contact_created", "contact", "created_at"))
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     organization_id: Mapped[str] = mapped_column(

@@ -228,14 +228,21 @@ def test_migration_refuses_existing_duplicates_with_a_clear_message(tmp_path: Pa
     upgrade(url, "0007_pipeline")   # today's users table (view_version), not the unique index
     engine = make_engine(url, pool_size=1)
     try:
-        with make_session_factory(engine)() as session:
-            _org, user = create_organization(session, "dup", new_p256_keypair()[1])
-            session.flush()
-            key = session.scalars(select(ApiKey).where(ApiKey.user_id == user.id)).one()
-            copy = {c.name: getattr(key, c.key) for c in ApiKey.__table__.columns}
-            copy["id"] = "duplicate-key-id"
-            session.execute(insert(ApiKey), [copy])
-            session.commit()
+        # Plain SQL: the models carry columns of later revisions.
+        stamp = {"at": "2026-11-20 00:00:00"}
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO organizations (id, name, parent_id, "
+                              "root_quorum_threshold, version, created_at, updated_at) VALUES "
+                              "('dup', 'dup', NULL, 1, 1, :at, :at)"), stamp)
+            conn.execute(text("INSERT INTO users (id, organization_id, name, is_root, "
+                              "view_version, created_at, updated_at) VALUES "
+                              "('dup-user', 'dup', 'root', 1, 1, :at, :at)"), stamp)
+            for key_id in ("key-id", "duplicate-key-id"):
+                conn.execute(text(
+                    "INSERT INTO api_keys (id, organization_id, user_id, name, public_key, curve, "
+                    "credential_type, created_at, updated_at) VALUES (:id, 'dup', 'dup-user', "
+                    "'root', :key, 'API_KEY_CURVE_P256', 'CREDENTIAL_TYPE_API_KEY_P256', :at, "
+                    ":at)"), {**stamp, "id": key_id, "key": "02" + "ab" * 32})
     finally:
         engine.dispose()
     with pytest.raises(RuntimeError, match="api_keys holds duplicate credentials"):

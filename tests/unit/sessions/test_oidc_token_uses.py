@@ -42,6 +42,9 @@ def test_a_token_serves_one_login_and_one_signup(session: Session) -> None:
 
 
 def test_accepted_audiences_come_from_providers_and_credentials(session: Session) -> None:
+    """Audiences of providers the operator bound (``proof`` operator) and of credentials; a
+    provider a tenant registered (unproven, or proven by a token whose audience had to be
+    accepted already) adds none."""
     parent = Organization(id="p", name="app")
     child = Organization(id="c", name="user org", parent_id="p")
     other = Organization(id="o", name="other")
@@ -52,9 +55,13 @@ def test_accepted_audiences_come_from_providers_and_credentials(session: Session
     session.flush()
     session.add_all([
         OauthProvider(organization_id="c", user_id="u", name="g", issuer="i", audience="child-aud",
-                      subject="s"),
+                      subject="s", proof="operator"),
+        OauthProvider(organization_id="c", user_id="u", name="t", issuer="i", audience="tenant-aud",
+                      subject="t"),
+        OauthProvider(organization_id="c", user_id="u", name="o", issuer="i", audience="token-aud",
+                      subject="o", proof="oidc_token"),
         OauthProvider(organization_id="o", user_id="v", name="g", issuer="i", audience="other-aud",
-                      subject="s"),
+                      subject="s", proof="operator"),
         Oauth2Credential(organization_id="p", provider="OAUTH2_PROVIDER_X", client_id="x-client",
                          encrypted_client_secret="e", wrapped_key="w", ciphertext="c")])
     session.flush()

@@ -1,7 +1,7 @@
 """audit log: staged leaves, leaves, perfect-subtree nodes, checkpoints, app proofs, boots
 
 Revision ID: 0023_audit_log
-Revises: 0013_one_head
+Revises: 0020_verified_identities
 Create Date: 2026-11-26 05:40:00.000000
 """
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0023_audit_log'
-down_revision = '0013_one_head'
+down_revision = '0020_verified_identities'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,48 @@
+"""``/metrics`` on the API port is not public: loopback peers only, or a bearer token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import falcon.testing
+import pytest
+
+from infra.bootstrap import bootstrap
+from infra.db.migrate import upgrade
+from infra.settings import Settings
+from ingress.app import create_app
+
+
+@pytest.fixture
+def client_with(tmp_path: Path) -> Iterator[object]:
+    built = []
+
+    def make(**env: str) -> falcon.testing.TestClient:
+        settings = Settings.from_env({"WALLETD_DATA_DIR": str(tmp_path), **env})
+        upgrade(settings.effective_database_url)
+        services = bootstrap(settings, "ingress")
+        built.append(services)
+        return falcon.testing.TestClient(create_app(services))
+
+    yield make
+    for services in built:
+        services.engine.dispose()
+
+
+def test_without_a_token_only_loopback_peers_scrape(client_with: object) -> None:
+    client = client_with()  # type: ignore[operator]
+    assert client.simulate_get("/metrics", remote_addr="203.0.113.9").status_code == 404
+    assert client.simulate_get("/metrics", remote_addr="127.0.0.1").status_code == 200
+    assert client.simulate_get("/metrics", remote_addr="::1").status_code == 200
+
+
+def test_with_a_token_every_peer_needs_it(client_with: object) -> None:
+    client = client_with(WALLETD_METRICS_TOKEN="s3cret")  # type: ignore[operator]
+    for peer in ("203.0.113.9", "127.0.0.1"):
+        refused = client.simulate_get("/metrics", remote_addr=peer)
+        assert refused.status_code == 401
+        assert set(refused.json) == {"code", "message", "details"}
+    scraped = client.simulate_get("/metrics", remote_addr="203.0.113.9",
+                                  headers={"Authorization": "Bearer s3cret"})
+    assert scraped.status_code == 200 and "walletd_" in scraped.text
