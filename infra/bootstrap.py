@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra import extensions
+from infra.db.announced import AnnouncedCache
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory, write_lock
 from infra.db.listen import Listener
 from infra.db.unit_of_work import UnitOfWork
@@ -69,6 +70,8 @@ class Services:
         if self._waiter is not None:
             self._waiter.stop()
         if self._listener is not None:
+            for cache in _announced_caches():
+                cache.detach(self._listener)
             self._listener.stop()
 
     def uow(self) -> UnitOfWork:
@@ -118,4 +121,16 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
             hook(services)
     if role in ("ingress", "embedded"):
         _ = services.waiter  # subscribed from the start, not at the first request
+    if role in ("ingress", "worker", "embedded"):
+        for cache in _announced_caches():
+            cache.attach(services.listener)
     return services
+
+
+def _announced_caches() -> list[AnnouncedCache[Any, Any]]:
+    """The hot path's per-process caches the database invalidates (issue 20): the API keys
+    behind stamps and the keys ``signWith`` names."""
+    from infra.auth.principal import KEYS
+    from infra.wallets.store import TARGETS
+
+    return [KEYS, TARGETS]

@@ -84,12 +84,14 @@ def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
     # recorded as a failure rather than crashing every redelivery.
     spec, version = registry().by_type[activity.type]
     decision = decide.decide(session, ballot, spec)
+    evaluation = decision.evaluation
     if decision.outcome == "consensus_needed":
-        lifecycle.transition(session, activity, lifecycle.CONSENSUS_NEEDED)
+        lifecycle.settle(session, activity, lifecycle.CONSENSUS_NEEDED, evaluation=evaluation)
         return lifecycle.CONSENSUS_NEEDED
     if decision.outcome == "deny":
         failure = PolicyDenied(decision.reason or engine.IMPLICIT_DENY_MESSAGE)
-        lifecycle.transition(session, activity, lifecycle.FAILED, failure=failure.to_wire())
+        lifecycle.settle(session, activity, lifecycle.FAILED, failure=failure.to_wire(),
+                         evaluation=evaluation)
         return lifecycle.FAILED
     params = version.params.model_validate(activity.intent[version.intent_key])
     ctx = ActivityContext(session=session, activity=activity,
@@ -97,8 +99,8 @@ def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
                           user_id=activity.user_id, version=version, now=now(),
                           services=services)
     body = spec.execute(params, ctx)
-    lifecycle.transition(session, activity, lifecycle.COMPLETED,
-                         result={version.result_key: body})
+    lifecycle.settle(session, activity, lifecycle.COMPLETED,
+                     result={version.result_key: body}, evaluation=evaluation)
     return lifecycle.COMPLETED
 
 

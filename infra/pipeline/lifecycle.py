@@ -18,9 +18,11 @@ from typing import Any, Final
 
 from sqlalchemy import ColumnElement, Update, bindparam, event, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from infra.clock import now
 from infra.db.models.activities import Activity
+from infra.pipeline import rows
 
 CREATED: Final = "ACTIVITY_STATUS_CREATED"
 PENDING: Final = "ACTIVITY_STATUS_PENDING"
@@ -133,6 +135,38 @@ def transition(
     if failure is not None:
         activity.failure = failure
     session.flush()
+    _notify(session, activity, previous)
+    if status in SETTLED:
+        session.info.setdefault(_SETTLED_KEY, []).append(activity.id)
+
+
+def settle(
+    session: Session,
+    activity: Activity,
+    status: str,
+    *,
+    result: dict[str, Any] | None = None,
+    failure: dict[str, Any] | None = None,
+    evaluation: dict[str, Any] | None = None,
+) -> None:
+    """:func:`transition` for the hot path: one Core statement, no flush.
+
+    Writes the new status, version, result and failure of an activity claimed in this
+    transaction, and with them (one statement on PostgreSQL) the policy ``evaluation`` that
+    decided it, then tells the listeners, which see ``activity`` already changed. A listener
+    that changes ``activity`` further (redaction) has it written at commit by the ORM.
+    """
+    previous = activity.status
+    values = {
+        "status": status,
+        "version": activity.version + 1,
+        "updated_at": now(),
+        "result": result if result is not None else activity.result,
+        "failure": failure if failure is not None else activity.failure,
+    }
+    rows.settle(session, activity.id, values, evaluation)
+    for key, value in values.items():
+        set_committed_value(activity, key, value)
     _notify(session, activity, previous)
     if status in SETTLED:
         session.info.setdefault(_SETTLED_KEY, []).append(activity.id)

@@ -20,7 +20,7 @@ from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
 from infra.auth.principal import Principal, authenticate
 from infra.bootstrap import Services
-from infra.clock import now
+from infra.clock import new_id, now
 from infra.db.models.activities import Activity, Vote
 from infra.envelope import (
     Envelope,
@@ -41,7 +41,7 @@ from infra.errors import (
 )
 from infra.identity.ancestry import organization_chain
 from infra.messaging.contracts import send_execute_activity
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, rows
 from infra.pipeline.wait import Watch
 from infra.views.activities import load_and_render
 from infra.wiremodel import WireModel
@@ -189,14 +189,14 @@ def answer(services: Services, activity_id: str, viewer: str | None,
     return _read(services, target_id, viewer)[1]
 
 
-def _read(services: Services, activity_id: str, viewer: str | None) -> tuple[Activity, dict[str, Any]]:
+def _read(services: Services, activity_id: str, viewer: str | None) -> tuple[Any, dict[str, Any]]:
     with services.read_session_factory() as session:
         found = load_and_render(session, activity_id, viewer)
     assert found is not None, f"activity {activity_id} vanished"
     return found
 
 
-def _vote_target(activity: Activity) -> str | None:
+def _vote_target(activity: Any) -> str | None:
     """The id of the activity a completed vote was cast on, if ``activity`` is one."""
     if activity.status != lifecycle.COMPLETED:
         return None
@@ -210,22 +210,27 @@ def _vote_target(activity: Activity) -> str | None:
 
 def _store(session: Session, envelope: Envelope, version: Version, params: dict[str, Any],
            body: bytes, fp: str, principal: Principal) -> Activity:
-    activity = Activity(
-        organization_id=envelope.organization_id,
-        type=envelope.type,
-        status=lifecycle.PENDING,
-        fingerprint=fp,
-        body=body.decode("utf-8"),
-        timestamp_ms=envelope.timestamp_ms,
-        intent={version.intent_key: params},
-        result={},
-        user_id=principal.user_id,
-    )
-    session.add(activity)
-    session.flush()
-    session.add(record_vote(activity.id, principal, body, APPROVED))
-    lifecycle.record_created(session, activity)
-    return activity
+    """Insert the activity and its submitter's approval (one statement on PostgreSQL), then
+    tell the lifecycle listeners, which see both as stored objects of ``session``."""
+    moment = now()
+    text = body.decode("utf-8")
+    activity = {
+        "id": new_id(), "organization_id": envelope.organization_id, "type": envelope.type,
+        "status": lifecycle.PENDING, "fingerprint": fp, "body": text,
+        "timestamp_ms": envelope.timestamp_ms, "intent": {version.intent_key: params},
+        "result": {}, "failure": None, "user_id": principal.user_id, "version": 1,
+        **rows.stamp(moment),
+    }
+    vote = {
+        "id": new_id(), "activity_id": activity["id"], "user_id": principal.user_id,
+        "selection": APPROVED, "message": text, "public_key": principal.public_key,
+        "signature": principal.signature, "scheme": principal.scheme, **rows.stamp(moment),
+    }
+    rows.store_activity(session, activity, vote)
+    stored: Activity = rows.attach(session, Activity(**activity))
+    rows.attach(session, Vote(**vote))
+    lifecycle.record_created(session, stored)
+    return stored
 
 
 def record_vote(activity_id: str, principal: Principal, body: bytes, selection: str) -> Vote:

@@ -55,7 +55,8 @@ def seal_on_create(session: Session, activity: Activity, previous: str | None) -
               for f in fields if intent.get(f) in values}
     activity.intent = {key: {**intent, **sealed}}
     activity.body = _redact_text(activity.body, values)
-    for obj in list(session.new):
+    # The submitter's vote: pending, or stored with the activity (``infra.pipeline.rows``).
+    for obj in [*session.new, *session.identity_map.values()]:
         if isinstance(obj, Vote) and obj.activity_id == activity.id:
             obj.message = _redact_text(obj.message, values)
 
