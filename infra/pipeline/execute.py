@@ -16,7 +16,9 @@ ids held in locals, so nothing of the failed transaction is touched again.
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
@@ -25,8 +27,11 @@ from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.bootstrap import Services
 from infra.clock import now
+from infra.db.models.activities import Activity
 from infra.errors import Internal, PolicyDenied, WalletError
+from infra.messaging import queues
 from infra.pipeline import decide, engine, lifecycle
+from infra.views.activities import render_settled
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +105,24 @@ def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
                           services=services)
     body = spec.execute(params, ctx)
     lifecycle.settle(session, activity, lifecycle.COMPLETED,
-                     result={version.result_key: body}, evaluation=evaluation)
+                     result={version.result_key: body}, evaluation=evaluation,
+                     answer=_answer(session, ballot) if spec.pool == queues.SIGNING else None)
     return lifecycle.COMPLETED
+
+
+def _answer(session: Session, ballot: decide.Ballot) -> Callable[[Activity], str | None]:
+    """The settled signature's rendering for the waiting ingress (``lifecycle.ANSWER_CHANNEL``).
+
+    Signing changes nothing a view shows but the activity itself, so the ballot read by the
+    claim renders it. Should the effect have written anything through the session, nothing
+    travels and the ingress reads the activity as usual.
+    """
+    def render(activity: Activity) -> str | None:
+        if session.new or session.dirty or session.deleted:
+            return None
+        view = render_settled(session, activity, ballot.votes, list(ballot.voters.values()))
+        return f"{activity.id} {json.dumps(view, separators=(',', ':'))}"
+    return render
 
 
 def fail_activity(services: Services, activity_id: str, failure: dict[str, object],

@@ -37,8 +37,13 @@ TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
 SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
 #: PostgreSQL NOTIFY channel carrying the id of an activity that just settled.
 SETTLED_CHANNEL: Final = "walletd_activity_settled"
+#: PostgreSQL NOTIFY channel carrying ``<id> <v1Activity JSON>`` of an activity that settled
+#: where its rendering is known (``settle(answer=...)``), so the waiting request needs no read.
+ANSWER_CHANNEL: Final = "walletd_activity_answer"
 #: ``session.info`` key collecting the ids a transaction settles.
 _SETTLED_KEY: Final = "walletd.settled"
+#: ``session.info`` key collecting the renderings of what it settles (``ON_ANSWERED``).
+_ANSWERS_KEY: Final = "walletd.answers"
 
 Listener = Callable[[Session, Activity, str | None], None]
 
@@ -46,10 +51,18 @@ Listener = Callable[[Session, Activity, str | None], None]
 LISTENERS: list[Listener] = []
 #: Called as ``announce(activity_ids)`` after a transaction that settled them committed.
 ON_SETTLED: list[Callable[[list[str]], None]] = []
+#: Called as ``offer(payload)`` (``ANSWER_CHANNEL``'s payload) for each settled activity whose
+#: rendering is known, after the commit and before ``ON_SETTLED`` (in-process waiters).
+ON_ANSWERED: list[Callable[[str], None]] = []
 
 
 @event.listens_for(Session, "after_commit")
 def _announce_settled(session: Session) -> None:
+    answers = session.info.pop(_ANSWERS_KEY, None)
+    if answers:
+        for offer in ON_ANSWERED:
+            for payload in answers:
+                offer(payload)
     ids = session.info.pop(_SETTLED_KEY, None)
     if ids:
         for announce in ON_SETTLED:
@@ -59,6 +72,7 @@ def _announce_settled(session: Session) -> None:
 @event.listens_for(Session, "after_rollback")
 def _forget_settled(session: Session) -> None:
     session.info.pop(_SETTLED_KEY, None)
+    session.info.pop(_ANSWERS_KEY, None)
 
 
 def _notify(session: Session, activity: Activity, previous: str | None) -> None:
@@ -148,13 +162,16 @@ def settle(
     result: dict[str, Any] | None = None,
     failure: dict[str, Any] | None = None,
     evaluation: dict[str, Any] | None = None,
+    answer: Callable[[Activity], str | None] | None = None,
 ) -> None:
     """:func:`transition` for the hot path: one Core statement, no flush.
 
-    Writes the new status, version, result and failure of an activity claimed in this
-    transaction, and with them (one statement on PostgreSQL) the policy ``evaluation`` that
-    decided it, then tells the listeners, which see ``activity`` already changed. A listener
-    that changes ``activity`` further (redaction) has it written at commit by the ORM.
+    Moves an activity claimed in this transaction to ``status`` and tells the listeners
+    (which see ``activity`` changed, as with :func:`transition`), then writes the new status,
+    version, result and failure with, in the same statement on PostgreSQL, the policy
+    ``evaluation`` that decided it and the ``answer`` (the settled activity's rendering,
+    ``ANSWER_CHANNEL``) that spares the waiting ingress its read. A change a listener makes
+    to ``activity`` (redaction) is written at commit by the ORM, and seen by ``answer``.
     """
     previous = activity.status
     values = {
@@ -164,9 +181,13 @@ def settle(
         "result": result if result is not None else activity.result,
         "failure": failure if failure is not None else activity.failure,
     }
-    rows.settle(session, activity.id, values, evaluation)
     for key, value in values.items():
         set_committed_value(activity, key, value)
     _notify(session, activity, previous)
+    payload = answer(activity) if answer is not None else None
+    rows.settle(session, activity.id, values, evaluation,
+                (ANSWER_CHANNEL, payload) if payload is not None else None)
+    if payload is not None and ON_ANSWERED:
+        session.info.setdefault(_ANSWERS_KEY, []).append(payload)
     if status in SETTLED:
         session.info.setdefault(_SETTLED_KEY, []).append(activity.id)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import JSON, Row, bindparam, insert, select, update
+from sqlalchemy import JSON, Row, bindparam, insert, select, text, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 
@@ -156,16 +156,35 @@ SETTLE_WITH_EVALUATION: Final = (
              .returning(EVALUATIONS.c.id).cte("new_evaluation")))
 
 
+#: ``AND`` this to a settle to send a NOTIFY with it (queued before the settled trigger's).
+_NOTIFY: Final = text("(SELECT true FROM pg_notify(:notify_channel, :notify_payload)) IS NOT NULL")
+SETTLE_NOTIFYING: Final = SETTLE.where(_NOTIFY)
+SETTLE_WITH_EVALUATION_NOTIFYING: Final = SETTLE_WITH_EVALUATION.where(_NOTIFY)
+#: PostgreSQL's limit on a NOTIFY payload is 8000 bytes.
+MAX_PAYLOAD: Final = 7900
+
+
 def settle(session: Session, activity_id: str, values: dict[str, Any],
-           evaluation: dict[str, Any] | None) -> None:
-    """Write a claimed activity's new state, and the policy evaluation that decided it."""
+           evaluation: dict[str, Any] | None,
+           notify: tuple[str, str] | None = None) -> None:
+    """Write a claimed activity's new state, and the policy evaluation that decided it.
+
+    On PostgreSQL, one statement, which also sends ``notify`` (channel, payload) when given
+    and small enough for a NOTIFY; elsewhere ``notify`` is ignored.
+    """
     params = {"activity_id": activity_id, **values}
+    postgresql = _is_postgresql(session)
+    if notify is not None and postgresql and len(notify[1].encode()) <= MAX_PAYLOAD:
+        params.update(notify_channel=notify[0], notify_payload=notify[1])
+    else:
+        notify = None
     if evaluation is None:
-        session.execute(SETTLE, params)
+        session.execute(SETTLE if notify is None else SETTLE_NOTIFYING, params)
         return
     params.update({"e_" + k: v for k, v in evaluation.items()})
-    if _is_postgresql(session):
-        session.execute(SETTLE_WITH_EVALUATION, params)
+    if postgresql:
+        session.execute(SETTLE_WITH_EVALUATION if notify is None
+                        else SETTLE_WITH_EVALUATION_NOTIFYING, params)
     else:
         session.execute(INSERT_EVALUATION, params)
         session.execute(SETTLE, params)

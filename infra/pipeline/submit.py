@@ -164,46 +164,48 @@ def answer(services: Services, activity_id: str, viewer: str | None,
     """Wait (bounded) for the activity to settle, then render it or raise its failure.
 
     ``watch``, when it already follows ``activity_id`` from before its hand-off, spares
-    the first status read; the settled activity is then read once, with its votes and
-    voters (:func:`infra.views.activities.load_and_render`). A completed vote
-    (approve/reject) answers with the activity it voted on, once that settles too, so a
-    co-signer gets the target's result directly (PROTOCOL.md §4.2).
+    the first status read. A signature's rendering travels with the announcement that it
+    settled (``lifecycle.ANSWER_CHANNEL``), so no read follows; otherwise the settled
+    activity is read once, with its votes and voters
+    (:func:`infra.views.activities.load_and_render`). A completed vote (approve/reject)
+    answers with the activity it voted on, once that settles too, so a co-signer gets the
+    target's result directly (PROTOCOL.md §4.2).
     """
     deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
     if watch is not None and watch.activity_id == activity_id:
         watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=True)
     else:
         services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-    activity, view = _read(services, activity_id, viewer)
-    if activity.status not in lifecycle.SETTLED and time.monotonic() < deadline:
+    view = services.waiter.take_answer(activity_id) or _read(services, activity_id, viewer)
+    if view["status"] not in lifecycle.SETTLED and time.monotonic() < deadline:
         # Woken without settling (the notification listener reconnected): wait out the
         # rest of the time the classic way.
         services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-        activity, view = _read(services, activity_id, viewer)
-    if activity.status == lifecycle.FAILED and activity.failure:
-        raise from_failure(activity.failure)
-    target_id = _vote_target(activity)
+        view = _read(services, activity_id, viewer)
+    if view["status"] == lifecycle.FAILED and view.get("failure"):
+        raise from_failure(view["failure"])
+    target_id = _vote_target(view)
     if target_id is None:
         return view
     services.waiter.wait(target_id, max(0.0, deadline - time.monotonic()))
-    return _read(services, target_id, viewer)[1]
+    return _read(services, target_id, viewer)
 
 
-def _read(services: Services, activity_id: str, viewer: str | None) -> tuple[Any, dict[str, Any]]:
+def _read(services: Services, activity_id: str, viewer: str | None) -> dict[str, Any]:
     with services.read_session_factory() as session:
         found = load_and_render(session, activity_id, viewer)
     assert found is not None, f"activity {activity_id} vanished"
-    return found
+    return found[1]
 
 
-def _vote_target(activity: Any) -> str | None:
-    """The id of the activity a completed vote was cast on, if ``activity`` is one."""
-    if activity.status != lifecycle.COMPLETED:
+def _vote_target(view: dict[str, Any]) -> str | None:
+    """The id of the activity a completed vote was cast on, if ``view`` shows one."""
+    if view["status"] != lifecycle.COMPLETED:
         return None
-    found = registry().by_type.get(activity.type)
+    found = registry().by_type.get(view["type"])
     if found is None or not found[0].consensus_vote:
         return None
-    body = (activity.result or {}).get(found[1].result_key) or {}
+    body = (view.get("result") or {}).get(found[1].result_key) or {}
     target = body.get("activityId")
     return target if isinstance(target, str) else None
 

@@ -16,11 +16,12 @@ interval (a settle by another process on the same SQLite file, a lost notificati
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -70,6 +71,10 @@ class Waiter:
 
     def stop(self) -> None:
         """Release what the waiter holds (nothing, for one that polls)."""
+
+    def take_answer(self, activity_id: str) -> dict[str, Any] | None:
+        """The settled activity's rendering if it arrived with its announcement (once)."""
+        return None
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
         """Wake ``event`` when ``activity_id`` settles (no-op without notifications)."""
@@ -144,7 +149,10 @@ class NotifiedWaiter(Waiter):
         super().__init__(session_factory, max_interval=max_interval)
         self._lock = threading.Lock()
         self._events: dict[str, set[threading.Event]] = {}
+        #: Renderings that arrived for followed activities (``lifecycle.ANSWER_CHANNEL``).
+        self._answers: dict[str, str] = {}
         lifecycle.ON_SETTLED.append(self._wake)
+        lifecycle.ON_ANSWERED.append(self._answer)
 
     def _notified(self) -> bool:
         return True
@@ -160,6 +168,24 @@ class NotifiedWaiter(Waiter):
                 events.discard(event)
                 if not events:
                     del self._events[activity_id]
+                    self._answers.pop(activity_id, None)
+
+    def take_answer(self, activity_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            text = self._answers.pop(activity_id, None)
+        if text is None:
+            return None
+        view = json.loads(text)
+        return view if isinstance(view, dict) and view.get("id") == activity_id else None
+
+    def _answer(self, payload: str) -> None:
+        """An activity settled with its rendering: keep it if someone here follows it."""
+        activity_id, _, text = payload.partition(" ")
+        with self._lock:
+            if activity_id not in self._events:
+                return
+            self._answers[activity_id] = text
+        self._wake([activity_id])
 
     def _wake(self, activity_ids: list[str]) -> None:
         with self._lock:
@@ -171,6 +197,8 @@ class NotifiedWaiter(Waiter):
         """Stop being woken by this process's settles."""
         if self._wake in lifecycle.ON_SETTLED:
             lifecycle.ON_SETTLED.remove(self._wake)
+        if self._answer in lifecycle.ON_ANSWERED:
+            lifecycle.ON_ANSWERED.remove(self._answer)
 
 
 class PostgresWaiter(NotifiedWaiter):
@@ -182,6 +210,7 @@ class PostgresWaiter(NotifiedWaiter):
         super().__init__(session_factory, max_interval=0.05)
         self._listener = listener
         listener.subscribe(CHANNEL, lambda id_: self._wake([id_]), self._wake_all)
+        listener.subscribe(lifecycle.ANSWER_CHANNEL, self._answer, lambda: None)
 
     def _notified(self) -> bool:
         return self._listener.connected.is_set()

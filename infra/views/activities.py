@@ -80,6 +80,14 @@ def load_and_render(session: Session, activity_id: str,
     return activity, _view(session, activity, votes, user_views, viewer)
 
 
+def render_settled(session: Session, activity: Activity, votes: Sequence[Vote],
+                   voters: Sequence[User]) -> dict[str, Any]:
+    """``v1Activity`` of an activity settling in this transaction, from the ballot its
+    executor read (votes and voters), as any viewer sees it once it is terminal."""
+    user_views = {u["userId"]: u for u in render_users(session, voters)}
+    return _view(session, activity, list(votes), user_views, None)
+
+
 def _view(session: Session, activity: Activity, votes: list[Vote],
           user_views: dict[str, dict[str, Any]], viewer: str | None) -> dict[str, Any]:
     can_approve, can_reject = VOTE_RIGHTS[-1](session, activity, viewer, votes)
