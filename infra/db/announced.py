@@ -56,7 +56,7 @@ class AnnouncedCache(Generic[K, V]):
     @property
     def live(self) -> bool:
         """Whether changes are being announced to this cache right now."""
-        return bool(self._listeners) and all(l.connected.is_set() for l in self._listeners)
+        return bool(self._listeners) and all(known.connected.is_set() for known in self._listeners)
 
     def get(self, key: K) -> V | None:
         """The remembered value, or ``None`` (also whenever announcements are not live)."""

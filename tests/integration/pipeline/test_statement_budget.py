@@ -24,8 +24,8 @@ from infra.db.migrate import upgrade
 from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
 from infra.pipeline.submit import submit
-from infra.views.activities import load_and_render
 from infra.settings import Settings
+from infra.views.activities import load_and_render
 from walletd.processes import declare_all, start_workers
 
 #: Statements per ``sign_raw_payload``, accept to answer (issue 11's budget was 8; issue 20:
@@ -121,8 +121,7 @@ def test_the_answer_that_travels_with_the_announcement_is_what_a_read_renders(wo
         reads = [s for s in world.statements if s.startswith("SELECT activities.id")]
         assert len(reads) == 1, world.statements
         with world.services.read_session_factory() as session:
-            found = load_and_render(session, answer["id"], world.root["userId"]
-                                    if "userId" in world.root else None)
+            found = load_and_render(session, answer["id"], None)
         assert found is not None
         assert answer == found[1]
         assert answer["votes"][0]["user"]["apiKeys"], answer
