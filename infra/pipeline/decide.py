@@ -114,7 +114,7 @@ def claim(session: Session, activity_id: str) -> Ballot | None:
     """
     params = {"activity_id": activity_id, "expected": lifecycle.PENDING}
     if session.get_bind().dialect.name == "postgresql":
-        found = session.execute(rows.CLAIM_WITH_BALLOT, params).all()
+        found = rows.CLAIM_WITH_BALLOT_PREPARED.execute(session, params).all()
         if not found:
             return None
         activity = rows.activity_of(session, rows.unpack(found[0], "a_", rows.ACTIVITY_COLUMNS))

@@ -32,6 +32,38 @@ USER_COLUMNS: Final = tuple(c.name for c in USERS.columns)
 EVALUATION_COLUMNS: Final = tuple(c.name for c in EVALUATIONS.columns)
 
 
+class Prepared:
+    """A Core statement compiled once and sent as its SQL text on PostgreSQL.
+
+    ``session.execute`` walks a statement's cache key and looks it up in the compiled cache
+    on every execution, which for these wide statements costs more Python than the round
+    trip; here the SQL and its bind processors are kept from the first execution. The rows
+    come back as psycopg decodes them (JSON as Python objects, aware datetimes). Elsewhere
+    (SQLite, whose JSON and datetimes SQLAlchemy decodes) it is ``session.execute``.
+    """
+
+    def __init__(self, statement: Any) -> None:
+        self.statement = statement
+        self._compiled: tuple[str, dict[str, Any], tuple[str, ...]] | None = None
+
+    def execute(self, session: Session, params: Mapping[str, Any]) -> Any:
+        connection = session.connection()
+        if connection.dialect.name != "postgresql":
+            return session.execute(self.statement, dict(params))
+        compiled = self._compiled
+        if compiled is None:
+            built = self.statement.compile(dialect=connection.dialect)
+            compiled = self._compiled = (built.string, dict(built._bind_processors),
+                                         tuple(built.bind_names.values()))
+        sql, processors, names = compiled
+        values = {}
+        for name in names:
+            value = params[name]
+            process = processors.get(name)
+            values[name] = process(value) if process is not None and value is not None else value
+        return connection.exec_driver_sql(sql, values)
+
+
 def _type(column: Any) -> Any:
     # A nullable JSON column stores ``None`` as SQL NULL (as the ORM does), not JSON null.
     if isinstance(column.type, JSON) and column.nullable:
@@ -56,6 +88,9 @@ _INSERT_BOTH: Final = insert(VOTES).from_select(
              for name, bind in _binds(VOTES, "v_").items()]).select_from(_NEW_ACTIVITY))
 
 
+_INSERT_BOTH_PREPARED: Final = Prepared(_INSERT_BOTH)
+
+
 def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[str, Any]) -> None:
     """Insert a new activity and its first vote (one statement on PostgreSQL).
 
@@ -64,7 +99,7 @@ def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[
     """
     params = {**{"a_" + k: v for k, v in activity.items()}, **{"v_" + k: v for k, v in vote.items()}}
     if _is_postgresql(session):
-        session.execute(_INSERT_BOTH, params)
+        _INSERT_BOTH_PREPARED.execute(session, params)
     else:
         session.execute(_INSERT_ACTIVITY, params)
         session.execute(_INSERT_VOTE, params)
@@ -103,6 +138,7 @@ CLAIM_WITH_BALLOT: Final = (
            ACTIVITIES.c.status == bindparam("expected"))
     .with_for_update(of=ACTIVITIES)
 )
+CLAIM_WITH_BALLOT_PREPARED: Final = Prepared(CLAIM_WITH_BALLOT)
 #: Elsewhere the claim takes SQLite's write lock with an UPDATE that changes nothing visible.
 TOUCH: Final = (update(ACTIVITIES)
                 .where(ACTIVITIES.c.id == bindparam("activity_id"),
@@ -160,6 +196,9 @@ SETTLE_WITH_EVALUATION: Final = (
 _NOTIFY: Final = text("(SELECT true FROM pg_notify(:notify_channel, :notify_payload)) IS NOT NULL")
 SETTLE_NOTIFYING: Final = SETTLE.where(_NOTIFY)
 SETTLE_WITH_EVALUATION_NOTIFYING: Final = SETTLE_WITH_EVALUATION.where(_NOTIFY)
+_SETTLES: Final = {False: Prepared(SETTLE), True: Prepared(SETTLE_NOTIFYING)}
+_SETTLES_WITH_EVALUATION: Final = {False: Prepared(SETTLE_WITH_EVALUATION),
+                                   True: Prepared(SETTLE_WITH_EVALUATION_NOTIFYING)}
 #: PostgreSQL's limit on a NOTIFY payload is 8000 bytes.
 MAX_PAYLOAD: Final = 7900
 
@@ -179,12 +218,11 @@ def settle(session: Session, activity_id: str, values: dict[str, Any],
     else:
         notify = None
     if evaluation is None:
-        session.execute(SETTLE if notify is None else SETTLE_NOTIFYING, params)
+        _SETTLES[notify is not None].execute(session, params)
         return
     params.update({"e_" + k: v for k, v in evaluation.items()})
     if postgresql:
-        session.execute(SETTLE_WITH_EVALUATION if notify is None
-                        else SETTLE_WITH_EVALUATION_NOTIFYING, params)
+        _SETTLES_WITH_EVALUATION[notify is not None].execute(session, params)
     else:
         session.execute(INSERT_EVALUATION, params)
         session.execute(SETTLE, params)
@@ -200,6 +238,9 @@ WITH_VOTES: Final = (
     .where(ACTIVITIES.c.id == bindparam("id"))
     .order_by(VOTES.c.created_at, VOTES.c.id)
 )
+
+
+WITH_VOTES_PREPARED: Final = Prepared(WITH_VOTES)
 
 
 def _is_postgresql(session: Session) -> bool:

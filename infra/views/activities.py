@@ -65,7 +65,7 @@ def load_and_render(session: Session, activity_id: str,
     """The activity with ``activity_id`` and its ``v1Activity``, read in one statement of
     plain rows (no ORM loading; the voters' views are remembered, ``infra.views.users``);
     ``None`` if there is none. The objects returned are not attached to ``session``."""
-    found = session.execute(statements.WITH_VOTES, {"id": activity_id}).all()
+    found = statements.WITH_VOTES_PREPARED.execute(session, {"id": activity_id}).all()
     if not found:
         return None
     activity = Activity(**statements.unpack(found[0], "a_", statements.ACTIVITY_COLUMNS))
