@@ -7,14 +7,13 @@ Every process remembers the API key behind a stamp and the key ``signWith`` name
 SQLite has no NOTIFY: there the caches stay empty.
 
 Revision ID: 0021_hot_path
-Revises: every head at the time (house merges them into 0013_one_head)
+Revises: 0013_one_head
 Create Date: 2026-11-26 06:00:00.000000
 """
 from alembic import op
 
 revision = '0021_hot_path'
-down_revision = ('0002_wallets', '0004_policies', '0006_identity_unique', '0007_pipeline',
-                 '0007_webhook_notify', '0010_sessions', '0011_oauth', '0012_auth_proxy')
+down_revision = '0013_one_head'
 branch_labels = None
 depends_on = None
 
