@@ -192,6 +192,11 @@ SETTLE_WITH_EVALUATION: Final = (
              .returning(EVALUATIONS.c.id).cte("new_evaluation")))
 
 
+def store_evaluation(session: Session, evaluation: dict[str, Any]) -> None:
+    """Insert a policy evaluation on its own (the settle usually carries it)."""
+    session.execute(INSERT_EVALUATION, {"e_" + k: v for k, v in evaluation.items()})
+
+
 #: ``AND`` this to a settle to send a NOTIFY with it (queued before the settled trigger's).
 _NOTIFY: Final = text("(SELECT true FROM pg_notify(:notify_channel, :notify_payload)) IS NOT NULL")
 SETTLE_NOTIFYING: Final = SETTLE.where(_NOTIFY)
