@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from sqlalchemy import JSON, Row, bindparam, insert, select, text, update
+from sqlalchemy import JSON, Row, Table, bindparam, insert, select, text, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 
@@ -21,10 +21,10 @@ from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import PolicyEvaluation
 
-ACTIVITIES: Final = Activity.__table__
-VOTES: Final = Vote.__table__
-USERS: Final = User.__table__
-EVALUATIONS: Final = PolicyEvaluation.__table__
+ACTIVITIES: Final = cast(Table, Activity.__table__)
+VOTES: Final = cast(Table, Vote.__table__)
+USERS: Final = cast(Table, User.__table__)
+EVALUATIONS: Final = cast(Table, PolicyEvaluation.__table__)
 
 ACTIVITY_COLUMNS: Final = tuple(c.name for c in ACTIVITIES.columns)
 VOTE_COLUMNS: Final = tuple(c.name for c in VOTES.columns)
@@ -158,7 +158,8 @@ def unpack(row: Row[Any] | Mapping[str, Any], prefix: str, names: tuple[str, ...
 
 def activity_of(session: Session, values: dict[str, Any]) -> Activity:
     """The claimed activity, attached to ``session`` as read (no flush will write it)."""
-    return attach(session, Activity(**values))  # type: ignore[no-any-return]
+    activity: Activity = attach(session, Activity(**values))
+    return activity
 
 
 def vote_of(values: dict[str, Any]) -> Vote:
