@@ -5,7 +5,8 @@ fresh PostgreSQL database and RabbitMQ vhost; ``--embedded``: ``walletd up``), t
 concurrent clients, pre-stamped requests of:
 
 * ``create_wallet`` (one Ethereum account each: BIP-39 entropy, derivation, sealing, four
-  rows written), on the accounts pool;
+  rows written), on the accounts pool; ``--wallets`` of them (an organization holds at most
+  100 wallets, warm-up included);
 * ``whoami`` (``POST /public/v1/query/whoami``): a query, authenticated, answered by the
   ingress alone;
 * the trivial Falcon endpoint under the same gunicorn settings (the floor).
@@ -73,6 +74,8 @@ def answered(response: requests.Response) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--wallets", type=int, default=84,
+                        help="create_wallet requests (at most 90: 100 wallets per organization)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--http-workers", type=int, default=2)
     parser.add_argument("--http-threads", type=int, default=8)
@@ -91,17 +94,17 @@ def main() -> None:
             "WALLETD_HTTP_THREADS": str(args.http_threads)})
     trivial = TrivialServer(free_port(), args.http_workers, args.http_threads)
     try:
-        run_load("warm-up", create_wallets(dep, 20, "warm"), args.concurrency, completed)
+        run_load("warm-up", create_wallets(dep, 10, "warm"), args.concurrency, completed)
         run_load("warm-up", whoamis(dep, 100), args.concurrency, answered)
         run_load("warm-up", [(trivial.url, b"{}", {})] * 100, args.concurrency,
                  lambda r: r.status_code == 200)
         walletd = {("walletd up" if n == "up" else n): p.pid for n, p in dep.processes.items()}
         servers: dict[str, tuple[str, ...]] | None = {} if args.embedded else None
         database = created[0].rsplit("/", 1)[1] if created else None
-        wallets = create_wallets(dep, args.requests, "full")
+        wallets = create_wallets(dep, min(args.wallets, 90), "full")
         queries = whoamis(dep, args.requests)
         phases = [
-            Phase("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in wallets],
+            Phase("trivial falcon endpoint", [(trivial.url, b, {}) for _, b, _ in queries],
                   lambda r: r.status_code == 200, {"trivial endpoint": trivial.proc.pid}, {}),
             Phase("create_wallet", wallets, completed, walletd, servers, database),
             Phase("whoami (query)", queries, answered, walletd, servers, database),
@@ -111,7 +114,8 @@ def main() -> None:
         print(("embedded default (walletd up)" if args.embedded else
                f"production path: gunicorn {args.http_workers}x{args.http_threads} gthread, "
                "PostgreSQL, RabbitMQ, worker processes")
-              + f"; {args.concurrency} concurrent clients, {args.requests} requests per phase")
+              + f"; {args.concurrency} concurrent clients, {len(wallets)} create_wallet, "
+              f"{args.requests} whoami and trivial requests")
         print(summary([floor, wallet, whoami]))
         print(f"create_wallet/trivial throughput: {wallet.rate / floor.rate:.3f}; "
               f"whoami/trivial: {whoami.rate / floor.rate:.3f}")
