@@ -88,7 +88,9 @@ class Ballot:
         return self.voters.get(self.activity.user_id or "")
 
 
-def _ballot(activity: Activity, found: Any) -> Ballot:
+def _ballot(session: Session, activity: Activity, found: Any) -> Ballot:
+    """The ballot of plain rows; votes and voters attached to ``session`` as read (an
+    effect that looks its submitter up finds it without a statement)."""
     votes: list[Vote] = []
     voters: dict[str, User] = {}
     thresholds: dict[str, int] = {}
@@ -96,11 +98,12 @@ def _ballot(activity: Activity, found: Any) -> Ballot:
         mapping = row._mapping
         if mapping["v_id"] is None:
             continue
-        votes.append(rows.vote_of(rows.unpack(mapping, "v_", rows.VOTE_COLUMNS)))
+        votes.append(rows.vote_of(session, rows.unpack(mapping, "v_", rows.VOTE_COLUMNS)))
         user_id = mapping["u_id"]
         if user_id is not None:
             if user_id not in voters:
-                voters[user_id] = rows.user_of(rows.unpack(mapping, "u_", rows.USER_COLUMNS))
+                voters[user_id] = rows.user_of(session,
+                                               rows.unpack(mapping, "u_", rows.USER_COLUMNS))
             thresholds[mapping["u_organization_id"]] = mapping["threshold"]
     return Ballot(activity, votes, voters, thresholds)
 
@@ -118,7 +121,7 @@ def claim(session: Session, activity_id: str) -> Ballot | None:
         if not found:
             return None
         activity = rows.activity_of(session, rows.unpack(found[0], "a_", rows.ACTIVITY_COLUMNS))
-        ballot = _ballot(activity, found)
+        ballot = _ballot(session, activity, found)
         ballot.read_with_lock = True
         return ballot
     row = session.execute(rows.TOUCH, {**params, "now": now()}).first()
@@ -129,7 +132,8 @@ def claim(session: Session, activity_id: str) -> Ballot | None:
 
 def ballot_of(session: Session, activity: Activity) -> Ballot:
     """The ballot of an activity already at hand (read without a lock)."""
-    return _ballot(activity, session.execute(rows.BALLOT, {"activity_id": activity.id}).all())
+    return _ballot(session, activity,
+                   session.execute(rows.BALLOT, {"activity_id": activity.id}).all())
 
 
 _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)

@@ -16,6 +16,7 @@ from typing import Any, Final, cast
 from sqlalchemy import JSON, Row, Table, bindparam, insert, select, text, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy.orm.util import identity_key
 
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, User
@@ -162,14 +163,20 @@ def activity_of(session: Session, values: dict[str, Any]) -> Activity:
     return activity
 
 
-def vote_of(values: dict[str, Any]) -> Vote:
-    """A vote as read (not attached: nothing changes a vote)."""
-    return Vote(**values)
+def vote_of(session: Session, values: dict[str, Any]) -> Vote:
+    """A vote as read, attached to ``session`` (the one it holds already, if any: a ballot
+    read again after the claim)."""
+    return _attached(session, Vote, values)
 
 
-def user_of(values: dict[str, Any]) -> User:
-    """A voter as read (not attached)."""
-    return User(**values)
+def user_of(session: Session, values: dict[str, Any]) -> User:
+    """A voter as read, attached to ``session`` (or the one it holds already)."""
+    return _attached(session, User, values)
+
+
+def _attached(session: Session, model: Any, values: dict[str, Any]) -> Any:
+    held = session.identity_map.get(identity_key(model, values["id"]))
+    return held if held is not None else attach(session, model(**values))
 
 
 # --- settle: the new status, result and failure, and the stored evaluation ------------------
