@@ -55,12 +55,14 @@ class AnnouncedCache(Generic[K, V]):
 
     @property
     def live(self) -> bool:
-        """Whether changes are being announced to this cache right now."""
-        return bool(self._listeners) and all(known.connected.is_set() for known in self._listeners)
+        """Whether changes are being announced to this cache right now (by every listener
+        attached and not stopped; a stopped one is a process's services shut down)."""
+        running = [known for known in self._listeners if not known.stopped]
+        return bool(running) and all(known.connected.is_set() for known in running)
 
     def get(self, key: K) -> V | None:
         """The remembered value, or ``None`` (also whenever announcements are not live)."""
-        if not self._listeners:
+        if not self._listeners or not self._data:
             return None
         found = self._data.get(key)
         return found if found is not None and self.live else None

@@ -2,11 +2,11 @@
 
 :func:`claim` locks a PENDING activity for the executing pool and loads, in the same round
 trip on PostgreSQL, what every decision needs: its votes, the voters and the root-quorum
-threshold of the submitter's organization (a :class:`Ballot`). :func:`decide` loads what else
+threshold of the submitter's organization (a :class:`ClaimedActivity`). :func:`decide` loads what else
 the policy engine needs only when policies matter (policies, approvers with their tags, the
 credentials that voted, the condition variables, feature gates), runs
 ``infra.pipeline.engine.evaluate`` and stores the evaluation (``get_policy_evaluations``). It
-answers with a :class:`Decision` the executor acts on in the same transaction: ``allow``
+answers with a :class:`Verdict` the executor acts on in the same transaction: ``allow``
 executes the activity, ``consensus_needed`` parks it in CONSENSUS_NEEDED, ``deny`` ends it
 FAILED with a ``PolicyDenied`` carrying ``reason`` (403, gRPC 7). No policy change can land
 between the decision and the effect: both commit together.
@@ -36,15 +36,15 @@ from infra.pipeline.votes import (
     may_vote,
     rejecters,
 )
-from infra.policies import org_policies
 from infra.policy.variables import user_variable
+from infra.stored_policies import org_policies
 
 Outcome = Literal["allow", "deny", "consensus_needed"]
 UNKNOWN_SUBMITTER = "policy engine denied request implicitly: unknown submitter"
 
 
 @dataclass(frozen=True)
-class Decision:
+class Verdict:
     """The verdict on one activity, with the reason when it is not ``allow``."""
 
     outcome: Outcome
@@ -67,7 +67,7 @@ def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
 
 
 @dataclass
-class Ballot:
+class ClaimedActivity:
     """A claimed activity with its votes and voters, as the decision reads them.
 
     ``voters`` maps user id to the voting user (users deleted since are absent);
@@ -88,7 +88,7 @@ class Ballot:
         return self.voters.get(self.activity.user_id or "")
 
 
-def _ballot(session: Session, activity: Activity, found: Any) -> Ballot:
+def _ballot(session: Session, activity: Activity, found: Any) -> ClaimedActivity:
     """The ballot of plain rows; votes and voters attached to ``session`` as read (an
     effect that looks its submitter up finds it without a statement)."""
     votes: list[Vote] = []
@@ -105,10 +105,10 @@ def _ballot(session: Session, activity: Activity, found: Any) -> Ballot:
                 voters[user_id] = rows.user_of(session,
                                                rows.unpack(mapping, "u_", rows.USER_COLUMNS))
             thresholds[mapping["u_organization_id"]] = mapping["threshold"]
-    return Ballot(activity, votes, voters, thresholds)
+    return ClaimedActivity(activity, votes, voters, thresholds)
 
 
-def claim(session: Session, activity_id: str) -> Ballot | None:
+def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
     """Lock ``activity_id`` for this transaction if it is PENDING, with its ballot.
 
     One statement of plain rows on PostgreSQL (the row lock and the ballot). A second
@@ -130,7 +130,7 @@ def claim(session: Session, activity_id: str) -> Ballot | None:
     return ballot_of(session, rows.activity_of(session, rows.unpack(row, "a_", rows.ACTIVITY_COLUMNS)))
 
 
-def ballot_of(session: Session, activity: Activity) -> Ballot:
+def ballot_of(session: Session, activity: Activity) -> ClaimedActivity:
     """The ballot of an activity already at hand (read without a lock)."""
     return _ballot(session, activity,
                    session.execute(rows.BALLOT, {"activity_id": activity.id}).all())
@@ -141,7 +141,7 @@ _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)
                      .where(User.id == bindparam("user_id")))
 
 
-def _unvoting_submitter(session: Session, ballot: Ballot) -> User | None:
+def _unvoting_submitter(session: Session, ballot: ClaimedActivity) -> User | None:
     """The submitter when they hold no vote on their activity (not the case for activities
     the ingress stored, whose submission is the submitter's first approval)."""
     if not ballot.activity.user_id:
@@ -153,7 +153,7 @@ def _unvoting_submitter(session: Session, ballot: Ballot) -> User | None:
     return row[0]
 
 
-def _root_quorum(ballot: Ballot, organization_id: str) -> engine.RootQuorum:
+def _root_quorum(ballot: ClaimedActivity, organization_id: str) -> engine.RootQuorum:
     """The quorum of ``organization_id`` as far as this ballot can reach it.
 
     The engine only counts root users among the live approvers, so the organization's root
@@ -164,7 +164,7 @@ def _root_quorum(ballot: Ballot, organization_id: str) -> engine.RootQuorum:
     return engine.RootQuorum(ballot.thresholds.get(organization_id, 1), roots)
 
 
-def _evaluation(activity: Activity, votes: Sequence[Vote], decision: engine.Decision) -> dict[str, Any]:
+def _evaluation(activity: Activity, votes: Sequence[Vote], decision: engine.PolicyVerdict) -> dict[str, Any]:
     """The ``policy_evaluations`` row of ``decision`` (stored with the effect)."""
     moment = now()
     return {
@@ -195,18 +195,18 @@ def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], us
     return target is None or may_vote(session, target, user_id)
 
 
-def decide(session: Session, activity: Activity | Ballot, spec: ActivitySpec) -> Decision:
+def decide(session: Session, activity: Activity | ClaimedActivity, spec: ActivitySpec) -> Verdict:
     """Run the policy engine on the activity; the evaluation to store travels with the
-    :class:`Decision` (written with the effect, ``infra.pipeline.lifecycle.settle``).
+    :class:`Verdict` (written with the effect, ``infra.pipeline.lifecycle.settle``).
 
-    Takes the :class:`Ballot` of :func:`claim` (or an activity, whose ballot is then read).
+    Takes the :class:`ClaimedActivity` of :func:`claim` (or an activity, whose ballot is then read).
     A ballot read by the locking statement itself is read again before an outcome other
     than ``allow`` stands: a vote that committed while the claim waited for the lock saw
     the activity PENDING and handed nothing on, so this decision is the only one that can
     count it. (Only more approvals can turn a refusal or a wait into ``allow``; a rejection
     changes the status, which the claim does recheck.)
     """
-    ballot = activity if isinstance(activity, Ballot) else ballot_of(session, activity)
+    ballot = activity if isinstance(activity, ClaimedActivity) else ballot_of(session, activity)
     decision, verdict = _judge(session, ballot, spec)
     if decision.outcome != "allow" and ballot.read_with_lock:
         fresh = ballot_of(session, ballot.activity)
@@ -218,16 +218,16 @@ def decide(session: Session, activity: Activity | Ballot, spec: ActivitySpec) ->
     return decision
 
 
-def _judge(session: Session, ballot: Ballot,
-           spec: ActivitySpec) -> tuple[Decision, engine.Decision | None]:
+def _judge(session: Session, ballot: ClaimedActivity,
+           spec: ActivitySpec) -> tuple[Verdict, engine.PolicyVerdict | None]:
     """The decision on ``ballot`` and the engine's verdict to record (``None``: none ran)."""
     activity = ballot.activity
     user = ballot.submitter or _unvoting_submitter(session, ballot)
     if user is None:
-        return Decision("deny", UNKNOWN_SUBMITTER), None
+        return Verdict("deny", UNKNOWN_SUBMITTER), None
     # A parent organization acting for a sub-organization is governed by its own policies.
     if user.organization_id != activity.organization_id and not spec.parent_may_submit:
-        return Decision("deny", engine.IMPLICIT_DENY_MESSAGE), None
+        return Verdict("deny", engine.IMPLICIT_DENY_MESSAGE), None
     moment = now()
     votes = ballot.votes
     ballots = ballots_of(votes)
@@ -265,7 +265,7 @@ def _judge(session: Session, ballot: Ballot,
         verdict = engine.evaluate(policies, proposal, quorum)
     details = {"outcome": verdict.outcome.value, "reason": verdict.reason}
     if verdict.allowed:
-        return Decision("allow", details=details), verdict
+        return Verdict("allow", details=details), verdict
     if verdict.needs_consensus:
-        return Decision("consensus_needed", verdict.reason, details), verdict
-    return Decision("deny", verdict.message, details), verdict
+        return Verdict("consensus_needed", verdict.reason, details), verdict
+    return Verdict("deny", verdict.message, details), verdict

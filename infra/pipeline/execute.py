@@ -25,12 +25,13 @@ from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import Internal, PolicyDenied, WalletError
 from infra.messaging import queues
 from infra.pipeline import decide, engine, lifecycle
+from infra.services import Services
 from infra.views.activities import render_settled
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def run_activity(services: Services, activity_id: str) -> str | None:
                 return None
             activity = ballot.activity
             activity_type = activity.type
-            status = _settle(services, uow.session, ballot)
+            status = _settle(services, uow, ballot)
             uow.commit()
             return status
     except WalletError as err:
@@ -82,35 +83,36 @@ def run_activity(services: Services, activity_id: str) -> str | None:
     return fail_activity(services, activity_id, failure)
 
 
-def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
+def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity) -> str:
     """Decide the claimed activity and move it to where the decision leads."""
     activity = ballot.activity
     # Inside the guard: an intent stored under older rules that no longer validates is
     # recorded as a failure rather than crashing every redelivery.
     spec, version = registry().by_type[activity.type]
+    session = uow.session
     decision = decide.decide(session, ballot, spec)
     evaluation = decision.evaluation
     if decision.outcome == "consensus_needed":
-        lifecycle.settle(session, activity, lifecycle.CONSENSUS_NEEDED, evaluation=evaluation)
+        lifecycle.settle(uow, activity, lifecycle.CONSENSUS_NEEDED, evaluation=evaluation)
         return lifecycle.CONSENSUS_NEEDED
     if decision.outcome == "deny":
         failure = PolicyDenied(decision.reason or engine.IMPLICIT_DENY_MESSAGE)
-        lifecycle.settle(session, activity, lifecycle.FAILED, failure=failure.to_wire(),
+        lifecycle.settle(uow, activity, lifecycle.FAILED, failure=failure.to_wire(),
                          evaluation=evaluation)
         return lifecycle.FAILED
     params = version.params.model_validate(activity.intent[version.intent_key])
-    ctx = ActivityContext(session=session, activity=activity,
+    ctx = ActivityContext(uow=uow, activity=activity,
                           organization_id=activity.organization_id,
                           user_id=activity.user_id, version=version, now=now(),
                           services=services)
     body = spec.execute(params, ctx)
-    lifecycle.settle(session, activity, lifecycle.COMPLETED,
+    lifecycle.settle(uow, activity, lifecycle.COMPLETED,
                      result={version.result_key: body}, evaluation=evaluation,
                      answer=_answer(session, ballot) if spec.pool == queues.SIGNING else None)
     return lifecycle.COMPLETED
 
 
-def _answer(session: Session, ballot: decide.Ballot) -> Callable[[Activity], str | None]:
+def _answer(session: Session, ballot: decide.ClaimedActivity) -> Callable[[Activity], str | None]:
     """The settled signature's rendering for the waiting ingress (``lifecycle.ANSWER_CHANNEL``).
 
     Signing changes nothing a view shows but the activity itself, so the ballot read by the
@@ -132,6 +134,6 @@ def fail_activity(services: Services, activity_id: str, failure: dict[str, objec
         activity = lifecycle.claim(uow.session, activity_id, expected)
         if activity is None:
             return None
-        lifecycle.transition(uow.session, activity, lifecycle.FAILED, failure=dict(failure))
+        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=dict(failure))
         uow.commit()
     return lifecycle.FAILED

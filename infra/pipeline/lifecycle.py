@@ -1,27 +1,32 @@
 """The activity state machine: statuses, guarded transitions and change listeners.
 
 Every status change goes through :func:`transition` (or :func:`record_created` for the
-first row), inside the caller's transaction. Listeners registered in ``LISTENERS`` run in
-that same transaction, so an outbox row they write commits or rolls back with the change.
+first row), inside the caller's unit of work. The unit of work's listeners (the ordered list
+``infra.bootstrap`` wires) run in that same transaction, so an outbox row they write commits or
+rolls back with the change; whatever they do after the commit they register with
+``uow.after_commit``.
 
 Settling is announced twice, each only once the change committed: on PostgreSQL by the
 database itself (a trigger sends ``NOTIFY walletd_activity_settled`` with the id; migration
-``0007_pipeline``), to every process; and in process, to the callables in ``ON_SETTLED``
-(the embedded default's waiter), so a request waiting in the process that settled the
+``0007_pipeline``), to every process; and in process, by :class:`Settlements` (one of the
+listeners) to the subscribed waiters, so a request waiting in the process that settled the
 activity wakes at once on any database.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, Update, bindparam, event, update
+from sqlalchemy import ColumnElement, Update, bindparam, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from infra.clock import now
 from infra.db.models.activities import Activity
+from infra.db.unit_of_work import ActivityListener, UnitOfWork
 from infra.pipeline import rows
 
 CREATED: Final = "ACTIVITY_STATUS_CREATED"
@@ -40,49 +45,75 @@ SETTLED_CHANNEL: Final = "walletd_activity_settled"
 #: PostgreSQL NOTIFY channel carrying ``<id> <v1Activity JSON>`` of an activity that settled
 #: where its rendering is known (``settle(answer=...)``), so the waiting request needs no read.
 ANSWER_CHANNEL: Final = "walletd_activity_answer"
-#: ``session.info`` key collecting the ids a transaction settles.
-_SETTLED_KEY: Final = "walletd.settled"
-#: ``session.info`` key collecting the renderings of what it settles (``ON_ANSWERED``).
-_ANSWERS_KEY: Final = "walletd.answers"
-
-Listener = Callable[[Session, Activity, str | None], None]
-
-#: Called as ``listener(session, activity, previous_status)`` after every change.
-LISTENERS: list[Listener] = []
-#: Called as ``announce(activity_ids)`` after a transaction that settled them committed.
-ON_SETTLED: list[Callable[[list[str]], None]] = []
-#: Called as ``offer(payload)`` (``ANSWER_CHANNEL``'s payload) for each settled activity whose
-#: rendering is known, after the commit and before ``ON_SETTLED`` (in-process waiters).
-ON_ANSWERED: list[Callable[[str], None]] = []
+#: Called as ``listener(uow, activity, previous_status)`` after every change.
+Listener = ActivityListener
 
 
-@event.listens_for(Session, "after_commit")
-def _announce_settled(session: Session) -> None:
-    answers = session.info.pop(_ANSWERS_KEY, None)
-    if answers:
-        for offer in ON_ANSWERED:
-            for payload in answers:
+class Settlements:
+    """In-process announcement of settled activities, after the commit that settled them.
+
+    :meth:`on_activity_change` is an activity status listener (wired last in
+    ``infra.bootstrap``); the process's waiter subscribes with :meth:`subscribe`, and with
+    :meth:`subscribe_answers` for the renderings :func:`settle` holds (``ANSWER_CHANNEL``'s
+    payloads), which are offered before the ids are announced.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: tuple[Callable[[list[str]], None], ...] = ()
+        self._answer_subscribers: tuple[Callable[[str], None], ...] = ()
+        self._held: weakref.WeakKeyDictionary[UnitOfWork, list[str]] = weakref.WeakKeyDictionary()
+
+    def subscribe(self, announce: Callable[[list[str]], None]) -> None:
+        """Call ``announce(activity_ids)`` after each commit that settled them."""
+        with self._lock:
+            self._subscribers = (*self._subscribers, announce)
+
+    def unsubscribe(self, announce: Callable[[list[str]], None]) -> None:
+        """Stop calling ``announce``."""
+        with self._lock:
+            self._subscribers = tuple(s for s in self._subscribers if s != announce)
+
+    def subscribe_answers(self, offer: Callable[[str], None]) -> None:
+        """Call ``offer(payload)`` for each rendering held by a committed transaction."""
+        with self._lock:
+            self._answer_subscribers = (*self._answer_subscribers, offer)
+
+    def unsubscribe_answers(self, offer: Callable[[str], None]) -> None:
+        """Stop calling ``offer``."""
+        with self._lock:
+            self._answer_subscribers = tuple(s for s in self._answer_subscribers if s != offer)
+
+    def hold(self, uow: UnitOfWork, payload: str) -> None:
+        """Keep a settled activity's rendering until ``uow`` commits (dropped otherwise)."""
+        if self._answer_subscribers:
+            with self._lock:
+                self._held.setdefault(uow, []).append(payload)
+
+    def on_activity_change(self, uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+        """Listener: announce ``activity`` once the transaction settling it committed."""
+        if activity.status in SETTLED and self._subscribers:
+            ids = [activity.id]
+            uow.after_commit(lambda: self._announce(ids, uow))
+
+    def _announce(self, ids: list[str], uow: UnitOfWork) -> None:
+        with self._lock:
+            held = self._held.pop(uow, [])
+        for offer in self._answer_subscribers:
+            for payload in held:
                 offer(payload)
-    ids = session.info.pop(_SETTLED_KEY, None)
-    if ids:
-        for announce in ON_SETTLED:
+        for announce in self._subscribers:
             announce(ids)
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget_settled(session: Session) -> None:
-    session.info.pop(_SETTLED_KEY, None)
-    session.info.pop(_ANSWERS_KEY, None)
+def _notify(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    for listener in uow.listeners:
+        listener(uow, activity, previous)
 
 
-def _notify(session: Session, activity: Activity, previous: str | None) -> None:
-    for listener in LISTENERS:
-        listener(session, activity, previous)
-
-
-def record_created(session: Session, activity: Activity) -> None:
-    """Announce a newly inserted activity (already added to ``session``)."""
-    _notify(session, activity, None)
+def record_created(uow: UnitOfWork, activity: Activity) -> None:
+    """Announce a newly inserted activity (already added to ``uow.session``)."""
+    _notify(uow, activity, None)
 
 
 def claim_statement(*also: ColumnElement[Any]) -> Update:
@@ -127,7 +158,7 @@ def claim_with(session: Session, statement: Update, activity_id: str,
 
 
 def transition(
-    session: Session,
+    uow: UnitOfWork,
     activity: Activity,
     status: str,
     *,
@@ -140,6 +171,7 @@ def transition(
     status a second time is told apart from the first (webhook event ids), while a retried
     transaction, starting from the same committed version, names the same one.
     """
+    session = uow.session
     previous = activity.status
     activity.status = status
     activity.version = activity.version + 1
@@ -149,13 +181,11 @@ def transition(
     if failure is not None:
         activity.failure = failure
     session.flush()
-    _notify(session, activity, previous)
-    if status in SETTLED:
-        session.info.setdefault(_SETTLED_KEY, []).append(activity.id)
+    _notify(uow, activity, previous)
 
 
 def settle(
-    session: Session,
+    uow: UnitOfWork,
     activity: Activity,
     status: str,
     *,
@@ -170,9 +200,11 @@ def settle(
     (which see ``activity`` changed, as with :func:`transition`), then writes the new status,
     version, result and failure with, in the same statement on PostgreSQL, the policy
     ``evaluation`` that decided it and the ``answer`` (the settled activity's rendering,
-    ``ANSWER_CHANNEL``) that spares the waiting ingress its read. A change a listener makes
-    to ``activity`` (redaction) is written at commit by the ORM, and seen by ``answer``.
+    ``ANSWER_CHANNEL``; in process, held by :class:`Settlements` until the commit) that
+    spares the waiting ingress its read. A change a listener makes to ``activity``
+    (redaction) is written at commit by the ORM, and seen by ``answer``.
     """
+    session = uow.session
     previous = activity.status
     values = {
         "status": status,
@@ -183,11 +215,12 @@ def settle(
     }
     for key, value in values.items():
         set_committed_value(activity, key, value)
-    _notify(session, activity, previous)
+    _notify(uow, activity, previous)
     payload = answer(activity) if answer is not None else None
     rows.settle(session, activity.id, values, evaluation,
                 (ANSWER_CHANNEL, payload) if payload is not None else None)
-    if payload is not None and ON_ANSWERED:
-        session.info.setdefault(_ANSWERS_KEY, []).append(payload)
-    if status in SETTLED:
-        session.info.setdefault(_SETTLED_KEY, []).append(activity.id)
+    if payload is not None:
+        for listener in uow.listeners:
+            owner = getattr(listener, "__self__", None)
+            if isinstance(owner, Settlements):
+                owner.hold(uow, payload)
