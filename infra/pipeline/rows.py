@@ -106,6 +106,11 @@ def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[
         session.execute(_INSERT_VOTE, params)
 
 
+def values_of(obj: Any, columns: tuple[str, ...]) -> dict[str, Any]:
+    """The column values an object holds, by column name."""
+    return {name: getattr(obj, name) for name in columns}
+
+
 def attach(session: Session, obj: Any) -> Any:
     """``obj`` (built from values just stored) as a persistent, unchanged object of ``session``."""
     make_transient_to_detached(obj)

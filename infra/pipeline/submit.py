@@ -213,28 +213,35 @@ def _vote_target(view: dict[str, Any]) -> str | None:
 
 def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict[str, Any],
            body: bytes, fp: str, principal: Principal) -> Activity:
-    """Insert the activity and its submitter's approval (one statement on PostgreSQL), then
-    tell the lifecycle listeners, which see both as stored objects of ``uow.session``."""
+    """Store the activity and its submitter's approval, telling the activity listeners.
+
+    Both are added pending and the listeners run first, so the first of them (redaction) seals
+    and redacts secrets before anything is written. When no listener flushed them (the common
+    case: nothing wrote through the ORM), they go in as one Core statement on PostgreSQL with
+    the values the listeners left, and stay attached as stored; else the ORM wrote them.
+    """
     moment = now()
     text = body.decode("utf-8")
-    activity = {
-        "id": new_id(), "organization_id": envelope.organization_id, "type": envelope.type,
-        "status": lifecycle.PENDING, "fingerprint": fp, "body": text,
-        "timestamp_ms": envelope.timestamp_ms, "intent": {version.intent_key: params},
-        "result": {}, "failure": None, "user_id": principal.user_id, "version": 1,
-        **rows.stamp(moment),
-    }
-    vote = {
-        "id": new_id(), "activity_id": activity["id"], "user_id": principal.user_id,
-        "selection": APPROVED, "message": text, "public_key": principal.public_key,
-        "signature": principal.signature, "scheme": principal.scheme, **rows.stamp(moment),
-    }
+    activity = Activity(
+        id=new_id(), organization_id=envelope.organization_id, type=envelope.type,
+        status=lifecycle.PENDING, fingerprint=fp, body=text,
+        timestamp_ms=envelope.timestamp_ms, intent={version.intent_key: params},
+        result={}, failure=None, user_id=principal.user_id, version=1, **rows.stamp(moment))
+    vote = Vote(
+        id=new_id(), activity_id=activity.id, user_id=principal.user_id, selection=APPROVED,
+        message=text, public_key=principal.public_key, signature=principal.signature,
+        scheme=principal.scheme, **rows.stamp(moment))
     session = uow.session
-    rows.store_activity(session, activity, vote)
-    stored: Activity = rows.attach(session, Activity(**activity))
-    rows.attach(session, Vote(**vote))
-    lifecycle.record_created(uow, stored)
-    return stored
+    session.add_all([activity, vote])
+    lifecycle.record_created(uow, activity)
+    if activity in session.new and vote in session.new:
+        session.expunge(activity)
+        session.expunge(vote)
+        rows.store_activity(session, rows.values_of(activity, rows.ACTIVITY_COLUMNS),
+                            rows.values_of(vote, rows.VOTE_COLUMNS))
+        rows.attach(session, activity)
+        rows.attach(session, vote)
+    return activity
 
 
 def record_vote(activity_id: str, principal: Principal, body: bytes, selection: str) -> Vote:
