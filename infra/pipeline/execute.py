@@ -116,8 +116,8 @@ def _answer(session: Session, ballot: decide.ClaimedActivity) -> Callable[[Activ
     """The settled signature's rendering for the waiting ingress (``lifecycle.ANSWER_CHANNEL``).
 
     Signing changes nothing a view shows but the activity itself, so the ballot read by the
-    claim renders it. Should the effect have written anything through the session, nothing
-    travels and the ingress reads the activity as usual.
+    claim renders it. Should anything have been written through the session (by the effect,
+    or a listener's webhook outbox rows), nothing travels and the ingress reads the activity.
     """
     def render(activity: Activity) -> str | None:
         if session.new or session.dirty or session.deleted:
