@@ -105,13 +105,15 @@ def stamps() -> Stamps:
 
 def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None,
               label: str = "", queue_names: Iterable[str] | None = None,
-              threads: int | None = None) -> Services:
+              threads: int | None = None, settlements: Settlements | None = None) -> Services:
     """Build the services of a ``role`` process from ``settings``.
 
     ``label`` (e.g. the queues a worker consumes) is appended to the database
     application name so operators can tell processes apart. ``queue_names`` (default: every
     queue) and ``threads`` (default: each queue's setting) size the connection pool of a
-    worker-type process: every queue has its own pool of threads.
+    worker-type process: every queue has its own pool of threads. ``settlements``: another
+    services' in-process announcement of settled activities, for an ingress sharing the
+    process with the pools (``walletd up``).
     """
     settings = settings.for_role(role)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -129,7 +131,8 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         from infra.observability.messages import Observe
 
         broker = build_broker(settings.broker_url, middleware=[Observe()])
-    settlements = Settlements()
+    # ``walletd up`` gives its ingress the pools' settlements: one process, one announcement
+    settlements = settlements if settlements is not None else Settlements()
     services = Services(
         settings=settings,
         role=role,
