@@ -22,6 +22,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
+from infra.audit import leaves as audit
 from infra.clock import new_id, now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, OrganizationFeature, User
@@ -29,6 +30,7 @@ from infra.pipeline import engine, lifecycle, rows
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.gates import OFF_VALUES, gating_feature
 from infra.pipeline.votes import (
+    APPROVED,
     approver_variables,
     ballots_of,
     credential_variables,
@@ -214,7 +216,11 @@ def decide(session: Session, activity: Activity | ClaimedActivity, spec: Activit
             ballot = fresh
             decision, verdict = _judge(session, ballot, spec)
     if verdict is not None:
-        decision = replace(decision, evaluation=_evaluation(ballot.activity, ballot.votes, verdict))
+        evaluation = _evaluation(ballot.activity, ballot.votes, verdict)
+        audit.note_decision(session, ballot.activity.id, evaluation["outcome"],
+                            evaluation["reason"], evaluation["evaluations"],
+                            (v.user_id for v in ballot.votes if v.selection == APPROVED))
+        decision = replace(decision, evaluation=evaluation)
     return decision
 
 

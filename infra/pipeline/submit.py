@@ -215,10 +215,11 @@ def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict
            body: bytes, fp: str, principal: Principal) -> Activity:
     """Store the activity and its submitter's approval, telling the activity listeners.
 
-    Both are added pending and the listeners run first, so the first of them (redaction) seals
-    and redacts secrets before anything is written. When no listener flushed them (the common
-    case: nothing wrote through the ORM), they go in as one Core statement on PostgreSQL with
-    the values the listeners left, and stay attached as stored; else the ORM wrote them.
+    Both are added pending and the listeners run first (without autoflush), so the first of
+    them (redaction) seals and redacts secrets before anything is written. When no listener
+    flushed them (the common case; the webhook outbox does for an organization with
+    endpoints), they go in as one Core statement on PostgreSQL with the values the listeners
+    left, and stay attached as stored; else the ORM wrote them.
     """
     moment = now()
     text = body.decode("utf-8")
@@ -233,7 +234,8 @@ def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict
         scheme=principal.scheme, **rows.stamp(moment))
     session = uow.session
     session.add_all([activity, vote])
-    lifecycle.record_created(uow, activity)
+    with session.no_autoflush:  # a listener's own statement does not write them by the ORM
+        lifecycle.record_created(uow, activity)
     if activity in session.new and vote in session.new:
         session.expunge(activity)
         session.expunge(vote)

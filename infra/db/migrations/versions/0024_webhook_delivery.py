@@ -5,7 +5,7 @@ A run of the notifier leases its endpoint's next due row after each attempt
 pending rows, not to every delivery ever made.
 
 Revision ID: 0024_webhook_delivery
-Revises: 0021_hot_path (re-chained in the hotpath branch: prefixes in order)
+Revises: 0023_audit_log
 Create Date: 2026-11-26 05:45:00.000000
 """
 import sqlalchemy as sa
@@ -13,7 +13,7 @@ from alembic import op
 
 
 revision = '0024_webhook_delivery'
-down_revision = '0021_hot_path'
+down_revision = '0023_audit_log'
 branch_labels = None
 depends_on = None
 
