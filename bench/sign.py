@@ -167,7 +167,11 @@ def _py_spy() -> str:
 
 
 class Profiler:
-    """``py-spy record`` (collapsed stacks) of every walletd process while a phase runs."""
+    """``py-spy record`` (collapsed stacks) of every walletd process while a phase runs.
+
+    Only samples taken while a thread holds the GIL (``--gil``): where Python spends CPU,
+    not where threads wait for the database or the broker.
+    """
 
     def __init__(self, dep: Deployment, out: Path) -> None:
         import subprocess
@@ -177,7 +181,7 @@ class Profiler:
         for name, proc in dep.processes.items():
             target = out / f"{name}.txt"
             self.procs.append((name, target, subprocess.Popen(
-                [_py_spy(), "record", "--subprocesses", "--nonblocking", "--format", "raw",
+                [_py_spy(), "record", "--subprocesses", "--nonblocking", "--gil", "--format", "raw",
                  "--rate", "200", "-p", str(proc.pid), "-o", str(target)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         time.sleep(1.0)

@@ -38,6 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from infra.audit import boots
 from infra.audit import leaves as audit_leaves
 from infra.audit.log_key import LogKeys
+from infra.auth import principal
 from infra.auth.attested import HEADER_ATTESTED, AttestedStamps
 from infra.auth.principal import API_KEY_LOCATOR, Stamps
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN
@@ -56,6 +57,7 @@ from infra.sessions import attested as attested_tokens
 from infra.sessions import attested_oidc, otp, redaction
 from infra.sessions.service_keys import ServiceKeys
 from infra.settings import Role, Settings
+from infra.wallets import store
 from infra.webhooks import keystore, outbox
 from infra.worker_services import WorkerServices
 
@@ -111,13 +113,15 @@ def stamps() -> Stamps:
 
 def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None,
               label: str = "", queue_names: Iterable[str] | None = None,
-              threads: int | None = None) -> Services:
+              threads: int | None = None, settlements: Settlements | None = None) -> Services:
     """Build the services of a ``role`` process from ``settings``.
 
     ``label`` (e.g. the queues a worker consumes) is appended to the database
     application name so operators can tell processes apart. ``queue_names`` (default: every
     queue) and ``threads`` (default: each queue's setting) size the connection pool of a
-    worker-type process: every queue has its own pool of threads.
+    worker-type process: every queue has its own pool of threads. ``settlements``: another
+    services' in-process announcement of settled activities, for an ingress sharing the
+    process with the pools (``walletd up``).
     """
     settings = settings.for_role(role)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -135,7 +139,8 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         from infra.observability.messages import Observe
 
         broker = build_broker(settings.broker_url, middleware=[Observe()])
-    settlements = Settlements()
+    # ``walletd up`` gives its ingress the pools' settlements: one process, one announcement
+    settlements = settlements if settlements is not None else Settlements()
     app_proofs = _app_proofs(role)
     services = Services(
         settings=settings,
@@ -171,6 +176,10 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
     if role != "cli" and services.listener is not None:
         # forget organizations without endpoints when endpoints change (PostgreSQL NOTIFY)
         outbox.ENDPOINT_ABSENCE.watch(services.listener)
+        # the API keys behind stamps and the keys signWith names, remembered per process and
+        # forgotten on the database's announcements (infra.db.announced; none on SQLite)
+        principal.KEYS.attach(services.listener)
+        store.TARGETS.attach(services.listener)
     if role in ("ingress", "embedded"):
         _ = services.waiter  # subscribed from the start, not at the first request
     return services

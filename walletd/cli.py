@@ -149,7 +149,9 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     declare_all(services)
     stop = threading.Event()
     worker = start_workers(services, set(queues.ALL), None, stop)
-    app = create_app(bootstrap(settings, "ingress", broker=services.broker),
+    # The same process: the ingress is woken (and handed answers) by the pools' settles.
+    app = create_app(bootstrap(settings, "ingress", broker=services.broker,
+                               settlements=services.settlements),
                      seal_statuses=lambda: seal_statuses(services))
     proxy_key = ProxyKey.load(settings, state=seal_of(services))
 

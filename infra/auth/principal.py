@@ -18,6 +18,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
+from infra.db.announced import AnnouncedCache
 from infra.db.models.organizations import ApiKey, Organization
 from infra.errors import NotFound, Unauthenticated
 from infra.identity import verified
@@ -195,10 +196,43 @@ API_KEY_LOCATOR: Final = CredentialLocator(
     "public key", _login_key_winner)
 
 
-#: Built once: every stamped request looks its key up.
-_API_KEYS_BY_PUBLIC_KEY: Final = select(ApiKey).where(
+#: Built once: every stamped request looks its key up (plain rows: no ORM objects).
+_API_KEYS_BY_PUBLIC_KEY: Final = select(
+    ApiKey.id, ApiKey.user_id, ApiKey.organization_id, ApiKey.curve, ApiKey.credential_type,
+    ApiKey.public_key, ApiKey.expires_at,
+).where(
     ApiKey.public_key == bindparam("public_key"),
     ApiKey.organization_id.in_(bindparam("candidates", expanding=True)))
+
+
+@dataclass(frozen=True)
+class _KeyRow:
+    id: str
+    user_id: str
+    organization_id: str
+    curve: str
+    credential_type: str
+    public_key: str
+    expires_at: datetime | None
+
+
+#: (public key, candidate organizations) -> the API keys found, per process; forgotten when
+#: ``api_keys`` changes (deleted keys, users and organizations cascade into it).
+KEYS: Final[AnnouncedCache[tuple[str, tuple[str, ...]], tuple[_KeyRow, ...]]] = AnnouncedCache(
+    "principals", ("api_keys",))
+
+
+def _keys(session: Session, public_key: str, candidates: list[str]) -> tuple[_KeyRow, ...]:
+    cache_key = (public_key, tuple(candidates))
+    known = KEYS.get(cache_key)
+    if known is not None:
+        return known
+    token = KEYS.token()
+    rows = tuple(_KeyRow(*row) for row in session.execute(
+        _API_KEYS_BY_PUBLIC_KEY, {"public_key": public_key, "candidates": candidates}))
+    if rows:
+        KEYS.put(cache_key, rows, token)
+    return rows
 
 
 def _authenticate_api_key(
@@ -207,8 +241,7 @@ def _authenticate_api_key(
     stamp = parse_api_key_stamp(header_value)
     if stamp.scheme not in CURVE_OF_SCHEME:
         raise Unauthenticated(f"unsupported stamp scheme {stamp.scheme!r}")
-    keys = session.scalars(_API_KEYS_BY_PUBLIC_KEY,
-                           {"public_key": stamp.public_key, "candidates": candidates}).all()
+    keys = list(_keys(session, stamp.public_key, candidates))
     if not keys:
         raise Unauthenticated("could not find public key in organization or its parent organization")
     # Prefer the request's own organization over its parent.

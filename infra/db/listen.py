@@ -61,6 +61,11 @@ class Listener:
             self.connected.clear()
             self._restart.set()
 
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called (it will never deliver again)."""
+        return self._stopping.is_set()
+
     def stop(self) -> None:
         """End the thread within about a second."""
         self._stopping.set()

@@ -18,17 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
 from infra.audit import leaves as audit
-from infra.clock import now
+from infra.clock import new_id, now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, OrganizationFeature, User
-from infra.db.models.policies import PolicyEvaluation
 from infra.identity.ancestry import organization_chain
-from infra.pipeline import engine, lifecycle
+from infra.pipeline import engine, lifecycle, rows
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.gates import OFF_VALUES, gating_feature
 from infra.pipeline.votes import (
@@ -54,6 +53,8 @@ class Verdict:
     outcome: Outcome
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    #: The ``policy_evaluations`` row to store with the effect (``None``: no engine ran).
+    evaluation: dict[str, Any] | None = None
 
 
 def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
@@ -90,74 +91,52 @@ class ClaimedActivity:
         return self.voters.get(self.activity.user_id or "")
 
 
-# Built once: every execution runs them. Votes come oldest first (the approval window).
-_BALLOT_COLUMNS: Final = (Vote, User, Organization.root_quorum_threshold)
-
-
-def _ballot_rows(statement: Any) -> Any:
-    return (statement
-            .outerjoin(User, User.id == Vote.user_id)
-            .outerjoin(Organization, Organization.id == User.organization_id)
-            .order_by(Vote.created_at, Vote.id))
-
-
-#: PostgreSQL: lock the PENDING activity and read its ballot in one statement.
-_CLAIM_WITH_BALLOT: Final = (
-    _ballot_rows(select(Activity, *_BALLOT_COLUMNS)
-                 .outerjoin(Vote, Vote.activity_id == Activity.id))
-    .where(Activity.id == bindparam("activity_id"), Activity.status == bindparam("expected"))
-    .with_for_update(of=Activity)
-    .execution_options(populate_existing=True)
-)
-#: Elsewhere the claim is an UPDATE (SQLite's write lock); then this reads the ballot.
-_BALLOT: Final = _ballot_rows(select(*_BALLOT_COLUMNS)
-                              .where(Vote.activity_id == bindparam("activity_id")))
-#: Takes SQLite's write lock on a PENDING activity without changing what it says.
-_TOUCH: Final = (update(Activity)
-                 .where(Activity.id == bindparam("activity_id"),
-                        Activity.status == bindparam("expected"))
-                 .values(updated_at=bindparam("now"))
-                 .returning(Activity)
-                 .execution_options(synchronize_session=False, populate_existing=True))
-
-
-def _ballot(activity: Activity, rows: Any) -> ClaimedActivity:
+def _ballot(session: Session, activity: Activity, found: Any) -> ClaimedActivity:
+    """The ballot of plain rows; votes and voters attached to ``session`` as read (an
+    effect that looks its submitter up finds it without a statement)."""
     votes: list[Vote] = []
     voters: dict[str, User] = {}
     thresholds: dict[str, int] = {}
-    for vote, user, threshold in rows:
-        if vote is None:
+    for row in found:
+        mapping = row._mapping
+        if mapping["v_id"] is None:
             continue
-        votes.append(vote)
-        if user is not None:
-            voters[user.id] = user
-            thresholds[user.organization_id] = threshold
+        votes.append(rows.vote_of(session, rows.unpack(mapping, "v_", rows.VOTE_COLUMNS)))
+        user_id = mapping["u_id"]
+        if user_id is not None:
+            if user_id not in voters:
+                voters[user_id] = rows.user_of(session,
+                                               rows.unpack(mapping, "u_", rows.USER_COLUMNS))
+            thresholds[mapping["u_organization_id"]] = mapping["threshold"]
     return ClaimedActivity(activity, votes, voters, thresholds)
 
 
 def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
     """Lock ``activity_id`` for this transaction if it is PENDING, with its ballot.
 
-    A second executor of the same (redelivered) message waits for the lock, then finds the
-    activity no longer PENDING and gets ``None``.
+    One statement of plain rows on PostgreSQL (the row lock and the ballot). A second
+    executor of the same (redelivered) message waits for the lock, then finds the activity
+    no longer PENDING and gets ``None``. The activity is attached to ``session`` as read.
     """
     params = {"activity_id": activity_id, "expected": lifecycle.PENDING}
     if session.get_bind().dialect.name == "postgresql":
-        rows = session.execute(_CLAIM_WITH_BALLOT, params).all()
-        if not rows:
+        found = rows.CLAIM_WITH_BALLOT_PREPARED.execute(session, params).all()
+        if not found:
             return None
-        ballot = _ballot(rows[0][0], (row[1:] for row in rows))
+        activity = rows.activity_of(session, rows.unpack(found[0], "a_", rows.ACTIVITY_COLUMNS))
+        ballot = _ballot(session, activity, found)
         ballot.read_with_lock = True
         return ballot
-    activity = session.scalars(_TOUCH, {**params, "now": now()}).one_or_none()
-    if activity is None:
+    row = session.execute(rows.TOUCH, {**params, "now": now()}).first()
+    if row is None:
         return None
-    return ballot_of(session, activity)
+    return ballot_of(session, rows.activity_of(session, rows.unpack(row, "a_", rows.ACTIVITY_COLUMNS)))
 
 
 def ballot_of(session: Session, activity: Activity) -> ClaimedActivity:
     """The ballot of an activity already at hand (read without a lock)."""
-    return _ballot(activity, session.execute(_BALLOT, {"activity_id": activity.id}).all())
+    return _ballot(session, activity,
+                   session.execute(rows.BALLOT, {"activity_id": activity.id}).all())
 
 
 _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)
@@ -188,22 +167,20 @@ def _root_quorum(ballot: ClaimedActivity, organization_id: str) -> engine.RootQu
     return engine.RootQuorum(ballot.thresholds.get(organization_id, 1), roots)
 
 
-def _store(session: Session, activity: Activity, votes: Sequence[Vote],
-           decision: engine.PolicyVerdict) -> None:
-    evaluations = [{"policyId": o.policy_id, "outcome": o.outcome.value}
-                   for o in decision.policy_outcomes]
-    audit.note_decision(session, activity.id, decision.outcome.value, decision.reason,
-                        evaluations, (v.user_id for v in votes if v.selection == APPROVED))
-    session.add(
-        PolicyEvaluation(
-            organization_id=activity.organization_id,
-            activity_id=activity.id,
-            vote_id=votes[-1].id if votes else "",
-            outcome=decision.outcome.value,
-            reason=decision.reason,
-            evaluations=evaluations,
-        )
-    )
+def _evaluation(activity: Activity, votes: Sequence[Vote], decision: engine.PolicyVerdict) -> dict[str, Any]:
+    """The ``policy_evaluations`` row of ``decision`` (stored with the effect)."""
+    moment = now()
+    return {
+        "id": new_id(),
+        "organization_id": activity.organization_id,
+        "activity_id": activity.id,
+        "vote_id": votes[-1].id if votes else "",
+        "outcome": decision.outcome.value,
+        "reason": decision.reason,
+        "evaluations": [{"policyId": o.policy_id, "outcome": o.outcome.value}
+                        for o in decision.policy_outcomes],
+        **rows.stamp(moment),
+    }
 
 
 def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], user_id: str) -> bool:
@@ -222,7 +199,8 @@ def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], us
 
 
 def decide(session: Session, activity: Activity | ClaimedActivity, spec: ActivitySpec) -> Verdict:
-    """Run the policy engine on the activity and record the evaluation.
+    """Run the policy engine on the activity; the evaluation to store travels with the
+    :class:`Verdict` (written with the effect, ``infra.pipeline.lifecycle.settle``).
 
     Takes the :class:`ClaimedActivity` of :func:`claim` (or an activity, whose ballot is then read).
     A ballot read by the locking statement itself is read again before an outcome other
@@ -239,7 +217,11 @@ def decide(session: Session, activity: Activity | ClaimedActivity, spec: Activit
             ballot = fresh
             decision, verdict = _judge(session, ballot, spec)
     if verdict is not None:
-        _store(session, ballot.activity, ballot.votes, verdict)
+        evaluation = _evaluation(ballot.activity, ballot.votes, verdict)
+        audit.note_decision(session, ballot.activity.id, evaluation["outcome"],
+                            evaluation["reason"], evaluation["evaluations"],
+                            (v.user_id for v in ballot.votes if v.selection == APPROVED))
+        decision = replace(decision, evaluation=evaluation)
     return decision
 
 

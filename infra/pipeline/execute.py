@@ -16,17 +16,23 @@ ids held in locals, so nothing of the failed transaction is touched again.
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
+from infra.db.models.activities import Activity
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import Internal, PolicyDenied, Sealed, WalletError
+from infra.messaging import queues
 from infra.pipeline import decide, engine, lifecycle
 from infra.services import Services
+from infra.views.activities import render_settled
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +96,16 @@ def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity)
     # Inside the guard: an intent stored under older rules that no longer validates is
     # recorded as a failure rather than crashing every redelivery.
     spec, version = registry().by_type[activity.type]
-    decision = decide.decide(uow.session, ballot, spec)
+    session = uow.session
+    decision = decide.decide(session, ballot, spec)
+    evaluation = decision.evaluation
     if decision.outcome == "consensus_needed":
-        lifecycle.transition(uow, activity, lifecycle.CONSENSUS_NEEDED)
+        lifecycle.settle(uow, activity, lifecycle.CONSENSUS_NEEDED, evaluation=evaluation)
         return lifecycle.CONSENSUS_NEEDED
     if decision.outcome == "deny":
         failure = PolicyDenied(decision.reason or engine.IMPLICIT_DENY_MESSAGE)
-        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=failure.to_wire())
+        lifecycle.settle(uow, activity, lifecycle.FAILED, failure=failure.to_wire(),
+                         evaluation=evaluation)
         return lifecycle.FAILED
     params = version.params.model_validate(activity.intent[version.intent_key])
     ctx = ActivityContext(uow=uow, activity=activity,
@@ -104,9 +113,25 @@ def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity)
                           user_id=activity.user_id, version=version, now=now(),
                           services=services)
     body = spec.execute(params, ctx)
-    lifecycle.transition(uow, activity, lifecycle.COMPLETED,
-                         result={version.result_key: body})
+    lifecycle.settle(uow, activity, lifecycle.COMPLETED,
+                     result={version.result_key: body}, evaluation=evaluation,
+                     answer=_answer(session, ballot) if spec.pool == queues.SIGNING else None)
     return lifecycle.COMPLETED
+
+
+def _answer(session: Session, ballot: decide.ClaimedActivity) -> Callable[[Activity], str | None]:
+    """The settled signature's rendering for the waiting ingress (``lifecycle.ANSWER_CHANNEL``).
+
+    Signing changes nothing a view shows but the activity itself, so the ballot read by the
+    claim renders it. Should anything have been written through the session (by the effect,
+    or a listener's webhook outbox rows), nothing travels and the ingress reads the activity.
+    """
+    def render(activity: Activity) -> str | None:
+        if session.new or session.dirty or session.deleted:
+            return None
+        view = render_settled(session, activity, ballot.votes, list(ballot.voters.values()))
+        return f"{activity.id} {json.dumps(view, separators=(',', ':'))}"
+    return render
 
 
 def fail_activity(services: Services, activity_id: str, failure: dict[str, object],

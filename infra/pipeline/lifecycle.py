@@ -16,15 +16,18 @@ activity wakes at once on any database.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
 from sqlalchemy import ColumnElement, Update, bindparam, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.db.unit_of_work import ActivityListener, UnitOfWork
+from infra.pipeline import rows
 
 CREATED: Final = "ACTIVITY_STATUS_CREATED"
 PENDING: Final = "ACTIVITY_STATUS_PENDING"
@@ -39,6 +42,9 @@ TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
 SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
 #: PostgreSQL NOTIFY channel carrying the id of an activity that just settled.
 SETTLED_CHANNEL: Final = "walletd_activity_settled"
+#: PostgreSQL NOTIFY channel carrying ``<id> <v1Activity JSON>`` of an activity that settled
+#: where its rendering is known (``settle(answer=...)``), so the waiting request needs no read.
+ANSWER_CHANNEL: Final = "walletd_activity_answer"
 #: Called as ``listener(uow, activity, previous_status)`` after every change.
 Listener = ActivityListener
 
@@ -47,12 +53,16 @@ class Settlements:
     """In-process announcement of settled activities, after the commit that settled them.
 
     :meth:`on_activity_change` is an activity status listener (wired last in
-    ``infra.bootstrap``); the process's waiter subscribes with :meth:`subscribe`.
+    ``infra.bootstrap``); the process's waiter subscribes with :meth:`subscribe`, and with
+    :meth:`subscribe_answers` for the renderings :func:`settle` holds (``ANSWER_CHANNEL``'s
+    payloads), which are offered before the ids are announced.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subscribers: tuple[Callable[[list[str]], None], ...] = ()
+        self._answer_subscribers: tuple[Callable[[str], None], ...] = ()
+        self._held: weakref.WeakKeyDictionary[UnitOfWork, list[str]] = weakref.WeakKeyDictionary()
 
     def subscribe(self, announce: Callable[[list[str]], None]) -> None:
         """Call ``announce(activity_ids)`` after each commit that settled them."""
@@ -64,13 +74,34 @@ class Settlements:
         with self._lock:
             self._subscribers = tuple(s for s in self._subscribers if s != announce)
 
+    def subscribe_answers(self, offer: Callable[[str], None]) -> None:
+        """Call ``offer(payload)`` for each rendering held by a committed transaction."""
+        with self._lock:
+            self._answer_subscribers = (*self._answer_subscribers, offer)
+
+    def unsubscribe_answers(self, offer: Callable[[str], None]) -> None:
+        """Stop calling ``offer``."""
+        with self._lock:
+            self._answer_subscribers = tuple(s for s in self._answer_subscribers if s != offer)
+
+    def hold(self, uow: UnitOfWork, payload: str) -> None:
+        """Keep a settled activity's rendering until ``uow`` commits (dropped otherwise)."""
+        if self._answer_subscribers:
+            with self._lock:
+                self._held.setdefault(uow, []).append(payload)
+
     def on_activity_change(self, uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
         """Listener: announce ``activity`` once the transaction settling it committed."""
         if activity.status in SETTLED and self._subscribers:
             ids = [activity.id]
-            uow.after_commit(lambda: self._announce(ids))
+            uow.after_commit(lambda: self._announce(ids, uow))
 
-    def _announce(self, ids: list[str]) -> None:
+    def _announce(self, ids: list[str], uow: UnitOfWork) -> None:
+        with self._lock:
+            held = self._held.pop(uow, [])
+        for offer in self._answer_subscribers:
+            for payload in held:
+                offer(payload)
         for announce in self._subscribers:
             announce(ids)
 
@@ -151,3 +182,45 @@ def transition(
         activity.failure = failure
     session.flush()
     _notify(uow, activity, previous)
+
+
+def settle(
+    uow: UnitOfWork,
+    activity: Activity,
+    status: str,
+    *,
+    result: dict[str, Any] | None = None,
+    failure: dict[str, Any] | None = None,
+    evaluation: dict[str, Any] | None = None,
+    answer: Callable[[Activity], str | None] | None = None,
+) -> None:
+    """:func:`transition` for the hot path: one Core statement, no flush.
+
+    Moves an activity claimed in this transaction to ``status`` and tells the listeners
+    (which see ``activity`` changed, as with :func:`transition`), then writes the new status,
+    version, result and failure with, in the same statement on PostgreSQL, the policy
+    ``evaluation`` that decided it and the ``answer`` (the settled activity's rendering,
+    ``ANSWER_CHANNEL``; in process, held by :class:`Settlements` until the commit) that
+    spares the waiting ingress its read. A change a listener makes to ``activity``
+    (redaction) is written at commit by the ORM, and seen by ``answer``.
+    """
+    session = uow.session
+    previous = activity.status
+    values = {
+        "status": status,
+        "version": activity.version + 1,
+        "updated_at": now(),
+        "result": result if result is not None else activity.result,
+        "failure": failure if failure is not None else activity.failure,
+    }
+    for key, value in values.items():
+        set_committed_value(activity, key, value)
+    _notify(uow, activity, previous)
+    payload = answer(activity) if answer is not None else None
+    rows.settle(session, activity.id, values, evaluation,
+                (ANSWER_CHANNEL, payload) if payload is not None else None)
+    if payload is not None:
+        for listener in uow.listeners:
+            owner = getattr(listener, "__self__", None)
+            if isinstance(owner, Settlements):
+                owner.hold(uow, payload)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
 from infra.auth.principal import Principal, authenticate
-from infra.clock import now
+from infra.clock import new_id, now
 from infra.db.models.activities import Activity, Vote
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import (
@@ -32,7 +32,7 @@ from infra.errors import (
 )
 from infra.identity.ancestry import organization_chain
 from infra.messaging.actor_messages import send_execute_activity
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, rows
 from infra.pipeline.wait import Watch
 from infra.services import Services
 from infra.submit_body import (
@@ -165,68 +165,84 @@ def answer(services: Services, activity_id: str, viewer: str | None,
     """Wait (bounded) for the activity to settle, then render it or raise its failure.
 
     ``watch``, when it already follows ``activity_id`` from before its hand-off, spares
-    the first status read; the settled activity is then read once, with its votes and
-    voters (:func:`infra.views.activities.load_and_render`). A completed vote
-    (approve/reject) answers with the activity it voted on, once that settles too, so a
-    co-signer gets the target's result directly (PROTOCOL.md §4.2).
+    the first status read. A signature's rendering travels with the announcement that it
+    settled (``lifecycle.ANSWER_CHANNEL``), so no read follows; otherwise the settled
+    activity is read once, with its votes and voters
+    (:func:`infra.views.activities.load_and_render`). A completed vote (approve/reject)
+    answers with the activity it voted on, once that settles too, so a co-signer gets the
+    target's result directly (PROTOCOL.md §4.2).
     """
     deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
     if watch is not None and watch.activity_id == activity_id:
         watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=True)
     else:
         services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-    activity, view = _read(services, activity_id, viewer)
-    if activity.status not in lifecycle.SETTLED and time.monotonic() < deadline:
+    view = services.waiter.take_answer(activity_id) or _read(services, activity_id, viewer)
+    if view["status"] not in lifecycle.SETTLED and time.monotonic() < deadline:
         # Woken without settling (the notification listener reconnected): wait out the
         # rest of the time the classic way.
         services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-        activity, view = _read(services, activity_id, viewer)
-    if activity.status == lifecycle.FAILED and activity.failure:
-        raise from_failure(activity.failure)
-    target_id = _vote_target(activity)
+        view = _read(services, activity_id, viewer)
+    if view["status"] == lifecycle.FAILED and view.get("failure"):
+        raise from_failure(view["failure"])
+    target_id = _vote_target(view)
     if target_id is None:
         return view
     services.waiter.wait(target_id, max(0.0, deadline - time.monotonic()))
-    return _read(services, target_id, viewer)[1]
+    return _read(services, target_id, viewer)
 
 
-def _read(services: Services, activity_id: str, viewer: str | None) -> tuple[Activity, dict[str, Any]]:
+def _read(services: Services, activity_id: str, viewer: str | None) -> dict[str, Any]:
     with services.read_session_factory() as session:
         found = load_and_render(session, activity_id, viewer)
     assert found is not None, f"activity {activity_id} vanished"
-    return found
+    return found[1]
 
 
-def _vote_target(activity: Activity) -> str | None:
-    """The id of the activity a completed vote was cast on, if ``activity`` is one."""
-    if activity.status != lifecycle.COMPLETED:
+def _vote_target(view: dict[str, Any]) -> str | None:
+    """The id of the activity a completed vote was cast on, if ``view`` shows one."""
+    if view["status"] != lifecycle.COMPLETED:
         return None
-    found = registry().by_type.get(activity.type)
+    found = registry().by_type.get(view["type"])
     if found is None or not found[0].consensus_vote:
         return None
-    body = (activity.result or {}).get(found[1].result_key) or {}
+    body = (view.get("result") or {}).get(found[1].result_key) or {}
     target = body.get("activityId")
     return target if isinstance(target, str) else None
 
 
 def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict[str, Any],
            body: bytes, fp: str, principal: Principal) -> Activity:
+    """Store the activity and its submitter's approval, telling the activity listeners.
+
+    Both are added pending and the listeners run first (without autoflush), so the first of
+    them (redaction) seals and redacts secrets before anything is written. When no listener
+    flushed them (the common case; the webhook outbox does for an organization with
+    endpoints), they go in as one Core statement on PostgreSQL with the values the listeners
+    left, and stay attached as stored; else the ORM wrote them.
+    """
+    moment = now()
+    text = body.decode("utf-8")
     activity = Activity(
-        organization_id=envelope.organization_id,
-        type=envelope.type,
-        status=lifecycle.PENDING,
-        fingerprint=fp,
-        body=body.decode("utf-8"),
-        timestamp_ms=envelope.timestamp_ms,
-        intent={version.intent_key: params},
-        result={},
-        user_id=principal.user_id,
-    )
+        id=new_id(), organization_id=envelope.organization_id, type=envelope.type,
+        status=lifecycle.PENDING, fingerprint=fp, body=text,
+        timestamp_ms=envelope.timestamp_ms, intent={version.intent_key: params},
+        result={}, failure=None, user_id=principal.user_id, version=1, **rows.stamp(moment))
+    vote = Vote(
+        id=new_id(), activity_id=activity.id, user_id=principal.user_id, selection=APPROVED,
+        message=text, public_key=principal.public_key, signature=principal.signature,
+        scheme=principal.scheme, **rows.stamp(moment))
     session = uow.session
-    session.add(activity)
-    session.flush()
-    session.add(record_vote(activity.id, principal, body, APPROVED))
-    lifecycle.record_created(uow, activity)
+    session.add_all([activity, vote])
+    with session.no_autoflush:  # a listener's own statement does not write them by the ORM
+        lifecycle.record_created(uow, activity)
+    if activity in session.new and vote in session.new:
+        session.expunge(activity)
+        session.expunge(vote)
+        rows.store_activity(session, rows.values_of(activity, rows.ACTIVITY_COLUMNS),
+                            rows.values_of(vote, rows.VOTE_COLUMNS))
+        rows.attach(session, activity)
+        rows.attach(session, vote)
     return activity
 
 

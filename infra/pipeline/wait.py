@@ -16,11 +16,12 @@ interval (a settle by another process on the same SQLite file, a lost notificati
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -70,6 +71,10 @@ class Waiter:
 
     def stop(self) -> None:
         """Release what the waiter holds (nothing, for one that polls)."""
+
+    def take_answer(self, activity_id: str) -> dict[str, Any] | None:
+        """The settled activity's rendering if it arrived with its announcement (once)."""
+        return None
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
         """Wake ``event`` when ``activity_id`` settles (no-op without notifications)."""
@@ -145,8 +150,11 @@ class NotifiedWaiter(Waiter):
         super().__init__(session_factory, max_interval=max_interval)
         self._lock = threading.Lock()
         self._events: dict[str, set[threading.Event]] = {}
+        #: Renderings that arrived for followed activities (``lifecycle.ANSWER_CHANNEL``).
+        self._answers: dict[str, str] = {}
         self._settlements = settlements
         if settlements is not None:
+            settlements.subscribe_answers(self._answer)
             settlements.subscribe(self._wake)
 
     def _notified(self) -> bool:
@@ -163,6 +171,24 @@ class NotifiedWaiter(Waiter):
                 events.discard(event)
                 if not events:
                     del self._events[activity_id]
+                    self._answers.pop(activity_id, None)
+
+    def take_answer(self, activity_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            text = self._answers.pop(activity_id, None)
+        if text is None:
+            return None
+        view = json.loads(text)
+        return view if isinstance(view, dict) and view.get("id") == activity_id else None
+
+    def _answer(self, payload: str) -> None:
+        """An activity settled with its rendering: keep it if someone here follows it."""
+        activity_id, _, text = payload.partition(" ")
+        with self._lock:
+            if activity_id not in self._events:
+                return
+            self._answers[activity_id] = text
+        self._wake([activity_id])
 
     def _wake(self, activity_ids: list[str]) -> None:
         with self._lock:
@@ -174,6 +200,7 @@ class NotifiedWaiter(Waiter):
         """Stop being woken by this process's settles."""
         if self._settlements is not None:
             self._settlements.unsubscribe(self._wake)
+            self._settlements.unsubscribe_answers(self._answer)
 
 
 class PostgresWaiter(NotifiedWaiter):
@@ -186,6 +213,7 @@ class PostgresWaiter(NotifiedWaiter):
         super().__init__(session_factory, max_interval=0.05, settlements=settlements)
         self._listener = listener
         listener.subscribe(CHANNEL, lambda id_: self._wake([id_]), self._wake_all)
+        listener.subscribe(lifecycle.ANSWER_CHANNEL, self._answer, lambda: None)
 
     def _notified(self) -> bool:
         return self._listener.connected.is_set()

@@ -14,6 +14,7 @@ from infra.audit import boots
 from infra.clock import wire_timestamp
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import User
+from infra.pipeline import rows as statements
 from infra.pipeline.votes import vote_rights
 from infra.views.users import render_users
 
@@ -41,27 +42,32 @@ def render_activities(
     return [_view(session, a, votes[a.id], user_views, viewer) for a in activities]
 
 
-#: One round trip for a settled activity's answer: the row, its votes and their users.
-_WITH_VOTES: Final = (select(Activity, Vote, User)
-                      .outerjoin(Vote, Vote.activity_id == Activity.id)
-                      .outerjoin(User, User.id == Vote.user_id)
-                      .where(Activity.id == bindparam("id"))
-                      .order_by(Vote.created_at, Vote.id)
-                      .execution_options(populate_existing=True))
-
-
 def load_and_render(session: Session, activity_id: str,
                     viewer: str | None) -> tuple[Activity, dict[str, Any]] | None:
-    """The activity with ``activity_id`` and its ``v1Activity``, read in one statement (the
-    voters' views are remembered, ``infra.views.users``); ``None`` if there is none."""
-    rows = session.execute(_WITH_VOTES, {"id": activity_id}).all()
-    if not rows:
+    """The activity with ``activity_id`` and its ``v1Activity``, read in one statement of
+    plain rows (no ORM loading; the voters' views are remembered, ``infra.views.users``);
+    ``None`` if there is none. The objects returned are not attached to ``session``."""
+    found = statements.WITH_VOTES_PREPARED.execute(session, {"id": activity_id}).all()
+    if not found:
         return None
-    activity = rows[0][0]
-    votes = [vote for _, vote, _ in rows if vote is not None]
-    voters = list({user.id: user for _, _, user in rows if user is not None}.values())
-    user_views = {u["userId"]: u for u in render_users(session, voters)}
+    activity = Activity(**statements.unpack(found[0], "a_", statements.ACTIVITY_COLUMNS))
+    votes = [Vote(**statements.unpack(row, "v_", statements.VOTE_COLUMNS))
+             for row in found if row._mapping["v_id"] is not None]
+    voters: dict[str, User] = {}
+    for row in found:
+        user_id = row._mapping["u_id"]
+        if user_id is not None and user_id not in voters:
+            voters[user_id] = User(**statements.unpack(row, "u_", statements.USER_COLUMNS))
+    user_views = {u["userId"]: u for u in render_users(session, list(voters.values()))}
     return activity, _view(session, activity, votes, user_views, viewer)
+
+
+def render_settled(session: Session, activity: Activity, votes: Sequence[Vote],
+                   voters: Sequence[User]) -> dict[str, Any]:
+    """``v1Activity`` of an activity settling in this transaction, from the ballot its
+    executor read (votes and voters), as any viewer sees it once it is terminal."""
+    user_views = {u["userId"]: u for u in render_users(session, voters)}
+    return _view(session, activity, list(votes), user_views, None)
 
 
 def _view(session: Session, activity: Activity, votes: list[Vote],

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from pydantic import Field
-from sqlalchemy import Select, bindparam, func, select
+from sqlalchemy import Select, bindparam, func, inspect, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id
@@ -22,6 +22,7 @@ from infra.crypto.addresses import (
     parse_curve,
 )
 from infra.crypto.signing import public_key_from_private
+from infra.db.announced import AnnouncedCache
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
 from infra.errors import AlreadyExists, InvalidRequest, NotFound, WalletError
@@ -363,12 +364,41 @@ def signer_kind(session: Session, organization_id: str,
     return found.curve, found.address_format
 
 
+#: (organization id, signWith) -> what it resolved to, per process: detached copies of the
+#: rows, forgotten whenever one of these tables changes (``infra.db.announced``).
+TARGETS: Final[AnnouncedCache[tuple[str, str], SigningTarget]] = AnnouncedCache(
+    "signers", ("wallets", "wallet_accounts", "private_keys", "private_key_addresses"))
+
+
+def _copy(row: Any) -> Any:
+    """A transient copy of a loaded row (no session: a rollback can never expire it)."""
+    if row is None:
+        return None
+    return type(row)(**{a.key: getattr(row, a.key) for a in inspect(type(row)).column_attrs})
+
+
 def resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:
     """Find the key ``signWith`` names: account address, private key id or key address.
+
+    Remembered per process while the database announces changes to the tables it reads
+    (a key, account or wallet deleted or rewrapped since is read again).
 
     Raises:
         NotFound: nothing in the organization matches.
     """
+    known = TARGETS.get((organization_id, sign_with))
+    if known is not None:
+        return known
+    token = TARGETS.token()
+    found = _resolve_sign_with(session, organization_id, sign_with)
+    if token is not None:
+        TARGETS.put((organization_id, sign_with),
+                    SigningTarget(found.curve, found.address_format, _copy(found.account),
+                                  _copy(found.private_key), _copy(found.wallet)), token)
+    return found
+
+
+def _resolve_sign_with(session: Session, organization_id: str, sign_with: str) -> SigningTarget:
     if not sign_with:
         raise InvalidRequest(
             "signWith is required: a wallet account address, a private key id or address",

@@ -264,9 +264,12 @@ def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None
     (and hand them to the broker once they committed, where a dispatcher is set)."""
     if previous is not None and previous == activity.status:
         return
+    feature_change = activity.status == COMPLETED and changes_webhook_feature(activity)
+    if not feature_change and ENDPOINT_ABSENCE.known_absent(activity.organization_id):
+        return  # nothing to do for an organization known to have no endpoint: no flush
     session = uow.session
     session.flush()
-    if activity.status == COMPLETED and changes_webhook_feature(activity):
+    if feature_change:
         # The feature changed in this transaction: mirror it before choosing endpoints.
         sync_feature_endpoints(session, [activity.organization_id])
     endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES)

@@ -81,13 +81,14 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
         dep.start_worker("executors")
 
         def executor_blocked_on_it() -> bool:
-            # The pool's claim (SELECT … FOR UPDATE OF activities; pg_stat_activity shows
+            # The pool's claim (SELECT activities.id AS a_id, … FOR UPDATE OF activities, plain
+            # rows, infra.pipeline.rows; pg_stat_activity shows
             # only the beginning of its text) waiting for the test's lock.
             with psycopg.connect(db_url, autocommit=True) as conn:
                 rows = conn.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                     "AND application_name LIKE 'walletd-worker[%%signing%%' "
-                    "AND query ILIKE 'SELECT activities.id, %%'").fetchone()
+                    "AND query ILIKE 'SELECT activities.id AS a_id, %%'").fetchone()
                 return bool(rows and rows[0] >= 1)
 
         _wait(executor_blocked_on_it)

@@ -25,11 +25,14 @@ from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
 from infra.pipeline.submit import submit
 from infra.settings import Settings
+from infra.views.activities import load_and_render
 from walletd.processes import declare_all, start_workers
 
-#: Statements per ``sign_raw_payload``, accept to answer (issue 11's budget), plus the one
+#: Statements per ``sign_raw_payload``, accept to answer (issue 11's budget was 8; issue 20:
+#: accept 1 (the API key remembered; activity and vote in one statement), pool 2 (claim with
+#: the ballot; settle with the evaluation and the answer's NOTIFY), answer 0), plus the one
 #: audit-log leaf each of its two transactions stages (issue 22: ``infra.audit.leaves``).
-BUDGET = 8 + 2
+BUDGET = 3 + 2
 
 
 class World:
@@ -102,3 +105,24 @@ def test_a_signature_costs_at_most_the_statement_budget(world: World) -> None:
     worst, statements = max(counts, key=lambda c: c[0])
     print(f"statements per signature: {[c[0] for c in counts]} (budget {BUDGET})")
     assert worst <= BUDGET, "\n".join([f"{worst} statements (budget {BUDGET}):", *statements])
+
+
+def test_the_answer_that_travels_with_the_announcement_is_what_a_read_renders(world: World) -> None:
+    wallet = world.submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", {
+        "walletName": "carried", "accounts": [{
+            "curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
+            "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]})
+    address = wallet["result"]["createWalletResult"]["addresses"][0]
+    for n in range(2):
+        world.statements.clear()
+        answer = world.sign(address, 100 + n)
+        assert answer["status"] == "ACTIVITY_STATUS_COMPLETED", answer
+        # The claim reads the activity; nothing reads it after it settled: the rendering
+        # came with the NOTIFY.
+        reads = [s for s in world.statements if s.startswith("SELECT activities.id")]
+        assert len(reads) == 1, world.statements
+        with world.services.read_session_factory() as session:
+            found = load_and_render(session, answer["id"], None)
+        assert found is not None
+        assert answer == found[1]
+        assert answer["votes"][0]["user"]["apiKeys"], answer

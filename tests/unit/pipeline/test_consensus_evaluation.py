@@ -20,6 +20,7 @@ from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import Policy, PolicyEvaluation
+from infra.pipeline import rows
 from infra.pipeline.decide import decide
 from tests.support.sqlite import sqlite_session
 
@@ -79,8 +80,12 @@ PAIR = "approvers.any(u, u.id == 'alice') && approvers.any(u, u.id == 'bob')"
 
 
 def _decide(session: Session, activity: Activity) -> str:
+    """The outcome; the evaluation stored as the executor's settle stores it."""
     spec, _ = registry().by_type[activity.type]
-    return decide(session, activity, spec).outcome
+    decision = decide(session, activity, spec)
+    if decision.evaluation is not None:
+        rows.store_evaluation(session, decision.evaluation)
+    return decision.outcome
 
 
 def test_two_fresh_approvals_allow_and_the_evaluation_is_stored(

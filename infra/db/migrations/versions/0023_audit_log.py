@@ -1,7 +1,7 @@
 """audit log: staged leaves, leaves, perfect-subtree nodes, checkpoints, app proofs, boots
 
 Revision ID: 0023_audit_log
-Revises: 0020_verified_identities
+Revises: 0021_hot_path (re-chained in the hotpath branch: prefixes in order)
 Create Date: 2026-11-26 05:40:00.000000
 """
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0023_audit_log'
-down_revision = '0020_verified_identities'
+down_revision = '0021_hot_path'
 branch_labels = None
 depends_on = None
 
