@@ -22,6 +22,7 @@ MODULES: tuple[str, ...] = (
     "infra.sessions.oauth_extension",
     "infra.authproxy.extension",
     "infra.observability.activities",
+    "infra.access.extension",
 )
 
 _loaded = False

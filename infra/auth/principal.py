@@ -14,6 +14,7 @@ from typing import Final
 from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from infra.access.guard import check_request
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
@@ -101,13 +102,16 @@ def authenticate(
     if not chain:
         raise _not_found(organization_id)
     try:
-        return _verify(session, headers, body, organization_id, chain[:2], now,
-                       resolve_sub_organizations)
+        principal = _verify(session, headers, body, organization_id, chain[:2], now,
+                            resolve_sub_organizations)
     except Unauthenticated:
         # The chain may be remembered from before the organization was deleted.
         if session.get(Organization, organization_id) is None:
             raise _not_found(organization_id) from None
         raise
+    # Access controls (IP allow-lists, session profiles): docs/ACCESS.md.
+    check_request(session, principal, body)
+    return principal
 
 
 def _verify(session: Session, headers: Mapping[str, str], body: bytes, organization_id: str,

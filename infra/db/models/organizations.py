@@ -63,6 +63,8 @@ class ApiKey(Timestamped, Base):
     credential_type: Mapped[str] = mapped_column(String(64))
     expiration_seconds: Mapped[str | None] = mapped_column(String(32), nullable=True)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The session profile a login credential was issued under (migration 0025_access_controls).
+    session_profile_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
 
 
 class OrganizationFeature(Timestamped, Base):
