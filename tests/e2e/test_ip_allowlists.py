@@ -45,7 +45,7 @@ def dep(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 
 def _whoami(dep: Deployment, key: Key, host: str) -> str:
     with from_address(host):
-        return dep.client(key).get_whoami(GetWhoamiBody()).user_id  # type: ignore[no-any-return]
+        return dep.client(key).get_whoami(GetWhoamiBody()).userId  # type: ignore[no-any-return]
 
 
 def _refused(dep: Deployment, key: Key, host: str) -> str:
@@ -114,7 +114,7 @@ def _forwarded(dep: Deployment, key: Key, forwarded_for: str) -> int:
     """``get_whoami`` as a trusted proxy relays it for ``forwarded_for``; the status."""
     body = json.dumps({"organizationId": key.organization_id}).encode()
     headers = {**stamp_headers(dep, key, body), "X-Forwarded-For": forwarded_for}
-    response = dep.post("/public/v1/query/get_whoami", body, headers)
+    response = dep.post("/public/v1/query/whoami", body, headers)
     if response.status_code != 200:
         assert response.status_code == 403, response.text
         assert set(response.json()) == {"code", "message", "details"}
@@ -162,8 +162,8 @@ def test_requests_signed_by_the_auth_proxy_are_exempt(dep: Deployment) -> None:
     proxy: TestKey = proxy_api_key(dep, config_id)
     _set(dep, org, "127.0.0.1", enabled=True, rules=[{"cidr": "127.0.0.2/32"}])
     with from_address("127.0.0.9"):
-        as_proxy = RawApi(dep, proxy, org.organization_id).query("get_whoami")
-        as_root = RawApi(dep, org, org.organization_id).query("get_whoami")
+        as_proxy = RawApi(dep, proxy, org.organization_id).query("whoami")
+        as_root = RawApi(dep, org, org.organization_id).query("whoami")
     assert as_proxy.status_code == 200, as_proxy.text
     assert as_root.status_code == 403, as_root.text
 
