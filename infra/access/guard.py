@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
-from infra.access import ip_allowlist, origin
+from infra.access import ip_allowlist, origin, session_profiles
 from infra.identity.ancestry import organization_chain
 
 if TYPE_CHECKING:
@@ -27,3 +27,5 @@ def check_request(session: Session, principal: Principal, body: bytes) -> None:
         return
     if principal.scheme and len(organization_chain(session, principal.organization_id)) == 1:
         ip_allowlist.enforce(session, principal.organization_id, principal.public_key, address)
+    if principal.session_profile_id:
+        session_profiles.enforce(session, principal, body)

@@ -42,6 +42,8 @@ class Principal:
     public_key: str
     scheme: str
     signature: str
+    #: The session profile a login credential was issued under (``infra.access``).
+    session_profile_id: str | None = None
 
 
 #: Extra stamp verifiers by header name (X-Stamp-Webauthn registers here).
@@ -194,4 +196,5 @@ def _authenticate_api_key(
         public_key=stamp.public_key,
         scheme=stamp.scheme,
         signature=stamp.signature,
+        session_profile_id=key.session_profile_id,
     )

@@ -39,6 +39,8 @@ def render_api_key(key: ApiKey) -> dict[str, Any]:
     }
     if key.expiration_seconds:
         out["expirationSeconds"] = key.expiration_seconds
+    if key.session_profile_id:
+        out["credential"]["sessionProfileId"] = key.session_profile_id
     return out
 
 
