@@ -149,7 +149,7 @@ _PROXY_KEY: Final = select(AuthProxyConfig.api_public_key).where(
     AuthProxyConfig.organization_id == bindparam("organization_id"),
     AuthProxyConfig.enabled.is_(True))
 
-_CACHE: Final = changes.cache()
+_CACHE: Final[changes.OrganizationCache[Lists | None]] = changes.cache()
 
 
 def _load(session: Session, organization_id: str) -> Lists | None:

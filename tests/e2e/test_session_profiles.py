@@ -62,7 +62,7 @@ def _login(dep: Deployment, owner: Key, profile_id: str, expiration: str) -> tup
 
 def test_a_session_under_a_profile_is_refused_outside_its_scope(deployment: Deployment) -> None:
     profile_id = _profile(deployment, f"wallets only {time.time_ns()}", WALLETS_ONLY)
-    owner, sub_id = _end_user(deployment, "scoped")
+    owner, _ = _end_user(deployment, "scoped")
     # Visible to the sub-organization, as created by the parent.
     listed = deployment.client(owner).get_session_profiles(GetSessionProfilesBody())
     assert profile_id in [p.sessionProfileId for p in listed.sessionProfiles]
