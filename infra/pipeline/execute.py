@@ -21,6 +21,7 @@ import logging
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
+from infra.access import mfa
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.bootstrap import Services
@@ -83,6 +84,10 @@ def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
     # Inside the guard: an intent stored under older rules that no longer validates is
     # recorded as a failure rather than crashing every redelivery.
     spec, version = registry().by_type[activity.type]
+    # MFA (infra.access.mfa): the proposer authenticates again before anything is decided.
+    if mfa.proposer_waiting(session, activity, ballot.submitter, spec.consensus_vote):
+        lifecycle.transition(session, activity, lifecycle.AUTHENTICATORS_NEEDED)
+        return lifecycle.AUTHENTICATORS_NEEDED
     decision = decide.decide(session, ballot, spec)
     if decision.outcome == "consensus_needed":
         lifecycle.transition(session, activity, lifecycle.CONSENSUS_NEEDED)

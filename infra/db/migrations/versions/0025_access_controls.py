@@ -26,6 +26,23 @@ END;
 $$ LANGUAGE plpgsql;
 """
 
+#: An activity waiting for MFA is settled for the request that waits on it (it answers), as
+#: CONSENSUS_NEEDED is: the settle announcement (0007_pipeline) learns the new status.
+_SETTLED = """
+CREATE OR REPLACE FUNCTION walletd_activity_settled() RETURNS trigger AS $$
+BEGIN
+    IF NEW.status IN ({statuses})
+       AND NEW.status IS DISTINCT FROM OLD.status THEN
+        PERFORM pg_notify('walletd_activity_settled', NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql
+"""
+_BEFORE = ("'ACTIVITY_STATUS_COMPLETED', 'ACTIVITY_STATUS_FAILED', 'ACTIVITY_STATUS_REJECTED', "
+           "'ACTIVITY_STATUS_CONSENSUS_NEEDED'")
+_AFTER = _BEFORE + ", 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'"
+
 
 def upgrade() -> None:
     op.create_table('ip_allowlists',
@@ -90,6 +107,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column('session_profile_id', sa.String(length=36), nullable=True))
     if op.get_bind().dialect.name == 'postgresql':
         op.execute(_NOTIFY)
+        op.execute(_SETTLED.format(statuses=_AFTER))
         for table in ('ip_allowlists', 'mfa_policies'):
             op.execute(f"CREATE TRIGGER {table}_access_changed AFTER INSERT OR UPDATE OR DELETE "
                        f"ON {table} FOR EACH ROW EXECUTE FUNCTION walletd_access_changed()")
@@ -100,6 +118,7 @@ def downgrade() -> None:
         for table in ('ip_allowlists', 'mfa_policies'):
             op.execute(f"DROP TRIGGER IF EXISTS {table}_access_changed ON {table}")
         op.execute("DROP FUNCTION IF EXISTS walletd_access_changed()")
+        op.execute(_SETTLED.format(statuses=_BEFORE))
     with op.batch_alter_table('api_keys') as batch:
         batch.drop_column('session_profile_id')
     op.drop_table('mfa_progress')
