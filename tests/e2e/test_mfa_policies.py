@@ -1,0 +1,244 @@
+"""MFA policies through the official ``turnkey-http`` client, on both paths.
+
+A user whose policy asks, for signatures, an email one-time code and then a passkey: the
+signature waits in ``ACTIVITY_STATUS_AUTHENTICATORS_NEEDED``; ``get_mfa_status`` reports each
+step; ``approve_activity`` stamped with an ``X-Stamp-Attested`` verification token satisfies the
+email step and one stamped by the passkey (``X-Stamp-Webauthn``, software authenticator) the
+passkey step, which completes the signature. An approval with the wrong kind of credential (the
+user's API key for the email step; a session made from the passkey for the passkey step) is
+refused and leaves the step open.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from turnkey_http.generated.client import TurnkeyNetworkError
+from turnkey_sdk_types import (
+    CreateMfaPolicyBody,
+    DeleteMfaPolicyBody,
+    GetMfaPoliciesBody,
+    GetMfaPolicyBody,
+    GetMfaStatusBody,
+    InitOtpBody,
+    UpdateMfaPolicyBody,
+    VerifyOtpBody,
+)
+
+from infra.crypto import bundles
+from tests.support.deployment import Deployment, Key
+from tests.support.keys import TestKey, make_key
+from tests.support.mailboxes import Mailbox, code_in, start_smtp, text_part
+from tests.support.raw_api import RawApi, create_sub_org, envelope, root_user_params
+from tests.support.soft_authenticator import SoftAuthenticator
+
+ACCOUNTS = [{"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
+             "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]
+SIGNING = "activity.resource == 'PRIVATE_KEY' && activity.action == 'SIGN'"
+EMAIL_THEN_PASSKEY = [{"any": [{"type": "AUTHENTICATION_TYPE_EMAIL_OTP"}]},
+                      {"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"}]}]
+WAITING = "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED"
+
+
+@pytest.fixture(scope="module")
+def mailbox() -> Iterator[tuple[Mailbox, dict[str, str]]]:
+    controller, box, port = start_smtp()
+    yield box, {"WALLETD_SMTP_URL": f"smtp://127.0.0.1:{port}",
+                "WALLETD_EMAIL_FROM": "Wallet App <login@wallet.example>"}
+    controller.stop()
+
+
+@pytest.fixture(scope="module", params=["embedded", "production"])
+def dep(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+        mailbox: tuple[Mailbox, dict[str, str]]) -> Iterator[Deployment]:
+    workdir = tmp_path_factory.mktemp(f"mfa-{request.param}")
+    if request.param == "embedded":
+        made = Deployment.embedded(workdir, mailbox[1])
+    else:
+        made = Deployment.production(workdir, request.getfixturevalue("pg_url"),
+                                     request.getfixturevalue("amqp_url"), mailbox[1])
+    yield made
+    made.stop()
+
+
+class User:
+    """A sub-organization's root user with an email, an API key and a passkey."""
+
+    def __init__(self, dep: Deployment, name: str) -> None:
+        self.dep = dep
+        self.email = f"{name.replace(' ', '.')}@example.com"
+        self.key = make_key()
+        self.passkey = SoftAuthenticator()
+        parent = RawApi(dep, dep.root, dep.root.organization_id)
+        self.org, _, result = create_sub_org(parent, name, users=[root_user_params(
+            name, self.key, userEmail=self.email,
+            authenticators=[self.passkey.registration("mfa passkey")])])
+        self.user_id: str = result["rootUserIds"][0]
+        self.api = RawApi(dep, self.key, self.org)
+        self.as_key = Key(self.org, self.user_id, self.key.public_key, self.key.private_key)
+
+    def client(self) -> Any:
+        return self.dep.client(self.as_key)
+
+    def approve(self, stamper: Any, fingerprint: str, attested: str | None = None) -> requests.Response:
+        body = envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", self.org, {"fingerprint": fingerprint})
+        if attested is not None:
+            stamp = {"publicKeyAttestation": attested,
+                     "scheme": "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN",
+                     "publicKey": stamper.public_key, "signature": stamper.sign(body)}
+            header = base64.urlsafe_b64encode(json.dumps(stamp).encode()).decode().rstrip("=")
+            return self.dep.post("/public/v1/submit/approve_activity", body, {
+                "Content-Type": "application/json", "X-Stamp-Attested": header})
+        return RawApi(self.dep, stamper, self.org).submit(
+            "approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", {"fingerprint": fingerprint})
+
+    def email_token(self, box: Mailbox, client_key: TestKey) -> str:
+        """init_otp → the emailed code → verify_otp (bundle bound to ``client_key``)."""
+        discovery = requests.get(self.dep.base_url + "/public/v1/discovery/keys", timeout=10).json()
+        client = self.client()
+        init = client.init_otp(InitOtpBody(otpType="OTP_TYPE_EMAIL", contact=self.email,
+                                           appName="App"))
+        target = bundles.verify_signed_bundle(init.otpEncryptionTargetBundle,
+                                              discovery["verificationTokenPublicKey"])
+        code = code_in(text_part(box.last_to(self.email)))
+        encrypted = bundles.encrypt_to_bundle(
+            json.dumps({"otp_code": code, "public_key": client_key.public_key}).encode(),
+            target["targetPublic"])
+        return str(client.verify_otp(VerifyOtpBody(otpId=init.otpId,
+                                                   encryptedOtpBundle=encrypted)).verificationToken)
+
+
+def _policy(user: User, condition: str = SIGNING, steps: list[dict[str, Any]] | None = None,
+            order: int = 0) -> str:
+    return user.client().create_mfa_policy(CreateMfaPolicyBody(  # type: ignore[no-any-return]
+        userId=user.user_id, mfaPolicyName="sign with email and passkey", condition=condition,
+        requiredAuthenticationMethods=steps or EMAIL_THEN_PASSKEY, order=order)).mfaPolicyId
+
+
+def _wallet_address(user: User) -> str:
+    result = user.api.ok("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
+                         {"walletName": "mfa wallet", "accounts": ACCOUNTS})
+    return result["addresses"][0]  # type: ignore[no-any-return]
+
+
+def _sign(user: User, address: str, n: int = 1) -> dict[str, Any]:
+    response = user.api.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
+        "signWith": address, "payload": f"{n:064x}", "encoding": "PAYLOAD_ENCODING_HEXADECIMAL",
+        "hashFunction": "HASH_FUNCTION_NO_OP"})
+    assert response.status_code == 200, response.text
+    return response.json()["activity"]  # type: ignore[no-any-return]
+
+
+def _status(user: User, activity_id: str) -> dict[str, Any]:
+    statuses = user.client().get_mfa_status(GetMfaStatusBody(activityId=activity_id)).mfaStatuses
+    (only,) = statuses
+    return only.model_dump(by_alias=True, exclude_none=True, mode="json")  # type: ignore[no-any-return]
+
+
+def test_a_signature_completes_after_an_email_step_and_a_passkey_step(
+        dep: Deployment, mailbox: tuple[Mailbox, dict[str, str]]) -> None:
+    user = User(dep, "mfa signer")
+    address = _wallet_address(user)  # wallets are not covered by the policy: no wait
+    policy_id = _policy(user)
+    waiting = _sign(user, address)
+    assert waiting["status"] == WAITING, waiting
+    status = _status(user, waiting["id"])
+    assert status["mfaPolicyId"] == policy_id and status["userId"] == user.user_id
+    assert status["satisfied"] is False and status["satisfiedMethods"] == []
+    assert [s["any"][0]["type"] for s in status["requiredMethods"]] == [
+        "AUTHENTICATION_TYPE_EMAIL_OTP", "AUTHENTICATION_TYPE_PASSKEY"]
+
+    # Step 1 wants an email code: the user's API key is refused, the step stays open.
+    wrong = user.approve(user.key, waiting["fingerprint"])
+    assert wrong.status_code == 403, wrong.text
+    assert "AUTHENTICATION_TYPE_EMAIL_OTP" in wrong.json()["message"]
+    assert _status(user, waiting["id"])["satisfiedMethods"] == []
+
+    client_key = make_key()
+    token = user.email_token(mailbox[0], client_key)
+    step1 = user.approve(client_key, waiting["fingerprint"], attested=token)
+    assert step1.status_code == 200, step1.text
+    assert step1.json()["activity"]["status"] == WAITING
+    assert _status(user, waiting["id"])["satisfiedMethods"] == [
+        {"type": "AUTHENTICATION_TYPE_EMAIL_OTP", "id": json.loads(base64.urlsafe_b64decode(
+            token.split(".")[1] + "==="))["id"]}]
+
+    # Step 2 wants the passkey itself: a session made from the passkey is not it.
+    session_key = make_key()
+    login = RawApi(dep, user.passkey, user.org).ok(
+        "stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", {"publicKey": session_key.public_key})
+    assert login["session"]
+    from_session = user.approve(session_key, waiting["fingerprint"])
+    assert from_session.status_code == 403, from_session.text
+    assert "AUTHENTICATION_TYPE_SESSION" in from_session.json()["message"]
+
+    done = user.approve(user.passkey, waiting["fingerprint"])
+    assert done.status_code == 200, done.text
+    completed = done.json()["activity"]
+    assert completed["id"] == waiting["id"] and completed["status"] == "ACTIVITY_STATUS_COMPLETED"
+    assert completed["result"]["signRawPayloadResult"]["r"]
+    final = _status(user, waiting["id"])
+    assert final["satisfied"] is True
+    assert [m["type"] for m in final["satisfiedMethods"]] == [
+        "AUTHENTICATION_TYPE_EMAIL_OTP", "AUTHENTICATION_TYPE_PASSKEY"]
+
+
+def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
+    user = User(dep, "mfa admin")
+    address = _wallet_address(user)
+    never = _policy(user, condition="false", order=0)
+    passkey_only = _policy(user, steps=[{"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"},
+                                                 {"type": "AUTHENTICATION_TYPE_API_KEY"}]}],
+                           order=1)
+    listed = user.client().get_mfa_policies(GetMfaPoliciesBody(userId=user.user_id)).mfaPolicies
+    assert [p.mfaPolicyId for p in listed] == [never, passkey_only]
+    # "false" never matches: the second policy applies; its one step takes either method.
+    waiting = _sign(user, address)
+    assert waiting["status"] == WAITING
+    assert _status(user, waiting["id"])["mfaPolicyId"] == passkey_only
+    done = user.approve(user.key, waiting["fingerprint"])
+    assert done.json()["activity"]["status"] == "ACTIVITY_STATUS_COMPLETED", done.text
+    # Make the first one match everything signed; then delete both: no more waiting.
+    user.client().update_mfa_policy(UpdateMfaPolicyBody(
+        userId=user.user_id, mfaPolicyId=never, condition=SIGNING))
+    got = user.client().get_mfa_policy(GetMfaPolicyBody(userId=user.user_id, mfaPolicyId=never))
+    assert got.mfaPolicy.condition == SIGNING
+    assert _status(user, _sign(user, address, 2)["id"])["mfaPolicyId"] == never
+    for policy_id in (never, passkey_only):
+        user.client().delete_mfa_policy(DeleteMfaPolicyBody(userId=user.user_id,
+                                                            mfaPolicyId=policy_id))
+    assert _sign(user, address, 3)["status"] == "ACTIVITY_STATUS_COMPLETED"
+
+
+def test_invalid_policies_are_refused(dep: Deployment) -> None:
+    user = User(dep, "mfa invalid")
+    cases = [("activity.resource ==", EMAIL_THEN_PASSKEY),
+             (SIGNING, [{"any": [{"type": "AUTHENTICATION_TYPE_FINGERPRINT"}]}]),
+             (SIGNING, [{"any": []}])]
+    with pytest.raises(TurnkeyNetworkError) as caught:
+        _policy(user, condition=cases[0][0], steps=cases[0][1])
+    assert caught.value.status_code == 400, caught.value
+    for condition, steps in cases[1:]:  # the official client refuses these before sending
+        response = user.api.submit("create_mfa_policy", "ACTIVITY_TYPE_CREATE_MFA_POLICY", {
+            "userId": user.user_id, "mfaPolicyName": "bad", "condition": condition,
+            "requiredAuthenticationMethods": steps, "order": 0})
+        assert response.status_code == 400, response.text
+        assert "requiredAuthenticationMethods[0]" in response.text
+
+
+def test_an_attested_stamp_approves_only_as_an_mfa_step(
+        dep: Deployment, mailbox: tuple[Mailbox, dict[str, str]]) -> None:
+    user = User(dep, "mfa attested")
+    address = _wallet_address(user)
+    _policy(user, steps=[{"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"}]}])
+    waiting = _sign(user, address)
+    client_key = make_key()
+    token = user.email_token(mailbox[0], client_key)
+    refused = user.approve(client_key, waiting["fingerprint"], attested=token)
+    assert refused.status_code == 403, refused.text
+    assert "AUTHENTICATION_TYPE_PASSKEY" in refused.json()["message"]
