@@ -196,16 +196,9 @@ def method_of(session: Session, vote_activity: Activity, stamp: Vote) -> Method 
     Attested stamps are recognised by the token the stamp spent on this very request (the
     body's fingerprint), before the key is looked up: a token's key may also be a session key.
     """
-    fingerprint = vote_activity.fingerprint
-    token = session.scalar(select(VerificationToken).where(
-        VerificationToken.login_fingerprint == fingerprint,
-        VerificationToken.public_key == stamp.public_key))
-    if token is not None:
-        return Method(EMAIL_OTP if token.verification_type == "OTP_TYPE_EMAIL" else SMS_OTP,
-                      token.id)
-    if session.scalar(select(OidcTokenUse.token_hash).where(
-            OidcTokenUse.fingerprint == fingerprint, OidcTokenUse.usage == "login")) is not None:
-        return Method(OAUTH, "")
+    attested = _attested_method(session, vote_activity, stamp)
+    if attested is not None:
+        return attested
     if stamp.scheme == passkeys.SCHEME:
         passkey = session.scalar(select(Authenticator).where(
             Authenticator.user_id == stamp.user_id,
@@ -219,6 +212,20 @@ def method_of(session: Session, vote_activity: Activity, stamp: Vote) -> Method 
     if key.credential_type in LOGIN_CREDENTIAL_TYPES:
         return Method(SESSION, key.session_profile_id or "")
     return Method(API_KEY, key.id)
+
+
+def _attested_method(session: Session, vote_activity: Activity, stamp: Vote) -> Method | None:
+    """The method of an ``X-Stamp-Attested`` approval: the token this very body spent."""
+    fingerprint = vote_activity.fingerprint
+    token = session.scalar(select(VerificationToken).where(
+        VerificationToken.login_fingerprint == fingerprint))
+    if token is not None:
+        return Method(EMAIL_OTP if token.verification_type == "OTP_TYPE_EMAIL" else SMS_OTP,
+                      token.id)
+    if session.scalar(select(OidcTokenUse.token_hash).where(
+            OidcTokenUse.fingerprint == fingerprint, OidcTokenUse.usage == "login")) is not None:
+        return Method(OAUTH, "")
+    return None
 
 
 def _fits(method: Method, step: tuple[tuple[str, str], ...]) -> bool:
@@ -278,19 +285,18 @@ def on_vote(ctx: ActivityContext, target: Activity, voter: User, selection: str,
                 < len(policy.steps):
             # The vote counts with the last step, not before.
             return not _take_step(ctx, target, voter.id, policy, stamp)
-    if _attested_only(ctx.session, stamp):
+    if _attested_only(ctx.session, ctx.activity, stamp):
         raise PermissionDenied("an approval stamped with a one-time code or an OAuth token "
                                "counts only as an MFA step; stamp it with a passkey or a key")
     return False
 
 
-def _attested_only(session: Session, stamp: Vote) -> bool:
-    """Whether the stamp's key is none of the user's API keys or passkeys (an attested stamp:
-    whoever holds one of those keys could have stamped with it directly)."""
+def _attested_only(session: Session, vote_activity: Activity, stamp: Vote) -> bool:
+    """Whether the approval was stamped ``X-Stamp-Attested`` (a token spent by this body)."""
     if stamp.scheme == passkeys.SCHEME:
         return False
-    return session.scalar(select(ApiKey.id).where(ApiKey.user_id == stamp.user_id,
-                                                  ApiKey.public_key == stamp.public_key)) is None
+    found = _attested_method(session, vote_activity, stamp)
+    return found is not None
 
 
 # --- get_mfa_status -------------------------------------------------------------------------
