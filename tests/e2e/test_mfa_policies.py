@@ -242,3 +242,63 @@ def test_an_attested_stamp_approves_only_as_an_mfa_step(
     refused = user.approve(client_key, waiting["fingerprint"], attested=token)
     assert refused.status_code == 403, refused.text
     assert "AUTHENTICATION_TYPE_PASSKEY" in refused.json()["message"]
+
+
+def test_with_consensus_the_proposer_first_then_each_approver_before_the_vote_counts(
+        dep: Deployment) -> None:
+    """Two root users, quorum 2: each has a passkey-only MFA policy for signatures."""
+    keys = {name: make_key() for name in ("proposer", "approver")}
+    passkeys = {name: SoftAuthenticator() for name in keys}
+    parent = RawApi(dep, dep.root, dep.root.organization_id)
+    org, _, result = create_sub_org(parent, "mfa quorum", threshold=2, users=[
+        root_user_params(name, keys[name], authenticators=[passkeys[name].registration(name)])
+        for name in keys])
+    ids = dict(zip(keys, result["rootUserIds"], strict=True))
+    proposer, approver = (RawApi(dep, keys[n], org) for n in keys)
+
+    def quorum(response: requests.Response) -> dict[str, Any]:
+        assert response.status_code == 200, response.text
+        activity = response.json()["activity"]
+        if activity["status"] == "ACTIVITY_STATUS_CONSENSUS_NEEDED":
+            voted = approver.submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+                                    {"fingerprint": activity["fingerprint"]})
+            assert voted.status_code == 200, voted.text
+            activity = voted.json()["activity"]
+        assert activity["status"] == "ACTIVITY_STATUS_COMPLETED", activity
+        return activity  # type: ignore[no-any-return]
+
+    for name in keys:
+        quorum(proposer.submit("create_mfa_policy", "ACTIVITY_TYPE_CREATE_MFA_POLICY", {
+            "userId": ids[name], "mfaPolicyName": f"{name} passkey", "condition": SIGNING,
+            "requiredAuthenticationMethods": [{"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"}]}],
+            "order": 0}))
+    wallet = quorum(proposer.submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET",
+                                    {"walletName": "quorum wallet", "accounts": ACCOUNTS}))
+    address = wallet["result"]["createWalletResult"]["addresses"][0]
+
+    signing = proposer.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
+        "signWith": address, "payload": "ab" * 32, "encoding": "PAYLOAD_ENCODING_HEXADECIMAL",
+        "hashFunction": "HASH_FUNCTION_NO_OP"}).json()["activity"]
+    assert signing["status"] == WAITING
+    fingerprint = signing["fingerprint"]
+
+    def approve(user: str, stamper: Any) -> requests.Response:
+        return RawApi(dep, stamper, org).submit(
+            "approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", {"fingerprint": fingerprint})
+
+    early = approve("approver", passkeys["approver"])  # the proposer's MFA comes first
+    assert early.status_code == 400 and "proposer's MFA first" in early.text, early.text
+    after_proposer = approve("proposer", passkeys["proposer"])
+    assert after_proposer.json()["activity"]["status"] == "ACTIVITY_STATUS_CONSENSUS_NEEDED"
+    # The approver's key is not the passkey their policy asks: refused, and no vote counted.
+    wrong = approve("approver", keys["approver"])
+    assert wrong.status_code == 403 and "AUTHENTICATION_TYPE_PASSKEY" in wrong.text, wrong.text
+    votes = RawApi(dep, keys["proposer"], org).read("get_activity", {"activityId": signing["id"]})
+    assert [v["userId"] for v in votes["activity"]["votes"]] == [ids["proposer"]]
+    done = approve("approver", passkeys["approver"])
+    assert done.status_code == 200, done.text
+    completed = done.json()["activity"]
+    assert completed["status"] == "ACTIVITY_STATUS_COMPLETED", completed
+    assert sorted(v["userId"] for v in completed["votes"]) == sorted(ids.values())
+    statuses = proposer.read("get_mfa_status", {"activityId": signing["id"]})["mfaStatuses"]
+    assert {(s["userId"], s["satisfied"]) for s in statuses} == {(i, True) for i in ids.values()}
