@@ -234,10 +234,12 @@ async function activitiesPage(api, root) {
     toast(`${approve ? "Approved" : "Rejected"}: ${short(a.type)} (${activity.status.replace("ACTIVITY_STATUS_", "").toLowerCase()})`);
     route();
   };
-  const pending = list.filter((a) => a.status === "ACTIVITY_STATUS_CONSENSUS_NEEDED");
+  // Waiting for votes, or for its users' MFA steps (an approval here is one step).
+  const pending = list.filter((a) => a.status === "ACTIVITY_STATUS_CONSENSUS_NEEDED"
+    || a.status === "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED");
   root.append(h("section", { class: "card" }, h("h2", {}, "Waiting for votes"),
     pending.length ? h("ul", { class: "pending" }, pending.map((a) => h("li", {},
-      h("span", {}, short(a.type), " · ", when(a.createdAt)),
+      h("span", {}, short(a.type), " · ", when(a.createdAt), " ", statusBadge(a.status)),
       h("span", {}, h("button", { class: "primary small", onclick: () => vote(a, true) }, "Approve"),
         h("button", { class: "danger small", onclick: () => vote(a, false) }, "Reject")))))
       : h("p", { class: "muted empty" }, "No activity is waiting.")));
