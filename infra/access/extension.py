@@ -1,5 +1,6 @@
 """Wiring of the access controls into the process (today's hooks; one place to move).
 
+* ``v1User.mfaPolicies`` (``infra.views.users.USER_SECTIONS``);
 * every role: the per-process caches of allow-lists and MFA policies follow the
   ``walletd_access_changed`` notifications (PostgreSQL) or trust in-process invalidation
   (SQLite, one process).
@@ -7,8 +8,9 @@
 
 from __future__ import annotations
 
-from infra.access import changes
+from infra.access import changes, mfa
 from infra.bootstrap import SERVICE_HOOKS, Services
+from infra.views.users import USER_SECTIONS
 
 
 def watch_access_changes(services: Services) -> None:
@@ -18,5 +20,7 @@ def watch_access_changes(services: Services) -> None:
     changes.watch_changes(listener, dialect)
 
 
+if mfa.user_section not in USER_SECTIONS:
+    USER_SECTIONS.append(mfa.user_section)
 if watch_access_changes not in SERVICE_HOOKS:
     SERVICE_HOOKS.append(watch_access_changes)

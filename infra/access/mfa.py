@@ -127,6 +127,15 @@ def render(row: MfaPolicy) -> dict[str, Any]:
     return out
 
 
+def user_section(session: Session, user_ids: Any) -> dict[str, dict[str, list[Any]]]:
+    """``USER_SECTIONS`` entry: each user's ``mfaPolicies`` (``v1User``), in evaluation order."""
+    found: dict[str, dict[str, list[Any]]] = {}
+    for row in session.scalars(select(MfaPolicy).where(MfaPolicy.user_id.in_(list(user_ids)))
+                               .order_by(MfaPolicy.order, MfaPolicy.created_at, MfaPolicy.id)):
+        found.setdefault(row.user_id, {"mfaPolicies": []})["mfaPolicies"].append(render(row))
+    return found
+
+
 # --- which policy applies -----------------------------------------------------------------
 
 _BY_ORGANIZATION: Final = (select(MfaPolicy)

@@ -197,6 +197,8 @@ def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
                            order=1)
     listed = user.client().get_mfa_policies(GetMfaPoliciesBody(userId=user.user_id)).mfaPolicies
     assert [p.mfaPolicyId for p in listed] == [never, passkey_only]
+    shown = user.api.read("get_user", {"userId": user.user_id})["user"]["mfaPolicies"]
+    assert [p["mfaPolicyId"] for p in shown] == [never, passkey_only]
     # "false" never matches: the second policy applies; its one step takes either method.
     waiting = _sign(user, address)
     assert waiting["status"] == WAITING
@@ -213,6 +215,7 @@ def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
         user.client().delete_mfa_policy(DeleteMfaPolicyBody(userId=user.user_id,
                                                             mfaPolicyId=policy_id))
     assert _sign(user, address, 3)["status"] == "ACTIVITY_STATUS_COMPLETED"
+    assert user.api.read("get_user", {"userId": user.user_id})["user"]["mfaPolicies"] == []
 
 
 def test_invalid_policies_are_refused(dep: Deployment) -> None:

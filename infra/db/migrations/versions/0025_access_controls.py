@@ -7,6 +7,8 @@ Create Date: 2026-11-26 05:50:00.000000
 from alembic import op
 import sqlalchemy as sa
 
+from infra.db.triggers import create_user_view_triggers
+
 
 revision = '0025_access_controls'
 down_revision = ('0002_wallets', '0004_policies', '0006_identity_unique', '0007_pipeline',
@@ -105,6 +107,8 @@ def upgrade() -> None:
     op.create_index('uq_mfa_progress_step', 'mfa_progress', ['activity_id', 'user_id', 'step'], unique=True)
     with op.batch_alter_table('api_keys') as batch:
         batch.add_column(sa.Column('session_profile_id', sa.String(length=36), nullable=True))
+    # v1User shows mfaPolicies: writes to them move users.view_version (infra.db.triggers).
+    create_user_view_triggers(op.get_bind(), ['mfa_policies'])
     if op.get_bind().dialect.name == 'postgresql':
         op.execute(_NOTIFY)
         op.execute(_SETTLED.format(statuses=_AFTER))
@@ -122,6 +126,8 @@ def downgrade() -> None:
     with op.batch_alter_table('api_keys') as batch:
         batch.drop_column('session_profile_id')
     op.drop_table('mfa_progress')
+    if op.get_bind().dialect.name == 'postgresql':
+        op.execute("DROP TRIGGER IF EXISTS mfa_policies_user_view ON mfa_policies")
     op.drop_table('mfa_policies')
     op.drop_table('session_profiles')
     op.drop_table('ip_allowlists')
