@@ -1,7 +1,7 @@
 """access controls: IP allow-lists, session profiles, MFA policies and progress
 
 Revision ID: 0025_access_controls
-Revises: every head of the day (re-chained onto 0013_one_head at merge)
+Revises: 0013_one_head
 Create Date: 2026-11-26 05:50:00.000000
 """
 from alembic import op
@@ -11,9 +11,8 @@ from infra.db.triggers import create_user_view_triggers
 
 
 revision = '0025_access_controls'
-down_revision = ('0002_wallets', '0004_policies', '0006_identity_unique', '0007_pipeline',
-                 '0007_webhook_notify', '0010_sessions', '0011_oauth', '0012_auth_proxy')
-branch_labels = ('access',)
+down_revision = '0013_one_head'
+branch_labels = None
 depends_on = None
 
 #: PostgreSQL: every change to an allow-list or an MFA policy is announced to every process
