@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +23,7 @@ import requests
 from turnkey_http.generated.client import TurnkeyNetworkError
 from turnkey_sdk_types import (
     CreateMfaPolicyBody,
+    CreateWebhookEndpointBody,
     DeleteMfaPolicyBody,
     GetMfaPoliciesBody,
     GetMfaPolicyBody,
@@ -28,14 +31,18 @@ from turnkey_sdk_types import (
     InitOtpBody,
     UpdateMfaPolicyBody,
     VerifyOtpBody,
+    v1WebhookSubscriptionParams,
 )
 
 from infra.crypto import bundles
+from tests.support import services
 from tests.support.deployment import Deployment, Key
+from tests.support.interop import INTEROP, node_with
 from tests.support.keys import TestKey, make_key
 from tests.support.mailboxes import Mailbox, code_in, start_smtp, text_part
 from tests.support.raw_api import RawApi, create_sub_org, envelope, root_user_params
 from tests.support.soft_authenticator import SoftAuthenticator
+from tests.support.webhook_receiver import WebhookReceiver
 
 ACCOUNTS = [{"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
              "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]
@@ -49,7 +56,8 @@ WAITING = "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED"
 def mailbox() -> Iterator[tuple[Mailbox, dict[str, str]]]:
     controller, box, port = start_smtp()
     yield box, {"WALLETD_SMTP_URL": f"smtp://127.0.0.1:{port}",
-                "WALLETD_EMAIL_FROM": "Wallet App <login@wallet.example>"}
+                "WALLETD_EMAIL_FROM": "Wallet App <login@wallet.example>",
+                "WALLETD_WEBHOOK_ALLOW": "127.0.0.1"}
     controller.stop()
 
 
@@ -60,10 +68,17 @@ def dep(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     if request.param == "embedded":
         made = Deployment.embedded(workdir, mailbox[1])
     else:
-        made = Deployment.production(workdir, request.getfixturevalue("pg_url"),
-                                     request.getfixturevalue("amqp_url"), mailbox[1])
+        # A database and vhost of its own: the session's ``production`` deployment has
+        # bootstrapped ``pg_url`` already.
+        services.require("PostgreSQL", "127.0.0.1", 5432)
+        services.require("RabbitMQ", "127.0.0.1", 5672)
+        database, vhost = services.create_database(), services.create_vhost()
+        made = Deployment.production(workdir, database, vhost, mailbox[1])
     yield made
     made.stop()
+    if request.param == "production":
+        services.drop_database(database)
+        services.delete_vhost(vhost)
 
 
 class User:
@@ -126,12 +141,32 @@ def _wallet_address(user: User) -> str:
     return result["addresses"][0]  # type: ignore[no-any-return]
 
 
-def _sign(user: User, address: str, n: int = 1) -> dict[str, Any]:
-    response = user.api.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
+#: A policy change reaches every worker process with its database notification, milliseconds
+#: after the commit the activity answered after: a signature submitted right after a change
+#: may be decided by a process that has not seen it yet. Tests wait (bounded) for the expected
+#: outcome with fresh payloads rather than assume it at once.
+SETTLE_S = 10.0
+
+
+def _sign_once(api: RawApi, address: str, n: int) -> dict[str, Any]:
+    response = api.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
         "signWith": address, "payload": f"{n:064x}", "encoding": "PAYLOAD_ENCODING_HEXADECIMAL",
         "hashFunction": "HASH_FUNCTION_NO_OP"})
     assert response.status_code == 200, response.text
     return response.json()["activity"]  # type: ignore[no-any-return]
+
+
+def _sign(user: User | None, address: str, n: int = 1, expected: str = WAITING,
+          api: RawApi | None = None) -> dict[str, Any]:
+    """A signature ending in ``expected`` (each attempt signs another payload)."""
+    deadline = time.monotonic() + SETTLE_S
+    attempt = 0
+    while True:
+        activity = _sign_once(api or user.api, address, n * 1000 + attempt)  # type: ignore[union-attr]
+        if activity["status"] == expected or time.monotonic() > deadline:
+            return activity
+        attempt += 1
+        time.sleep(0.1)
 
 
 def _status(user: User, activity_id: str) -> dict[str, Any]:
@@ -144,6 +179,10 @@ def test_a_signature_completes_after_an_email_step_and_a_passkey_step(
         dep: Deployment, mailbox: tuple[Mailbox, dict[str, str]]) -> None:
     user = User(dep, "mfa signer")
     address = _wallet_address(user)  # wallets are not covered by the policy: no wait
+    receiver = WebhookReceiver().start()
+    user.client().create_webhook_endpoint(CreateWebhookEndpointBody(
+        url=receiver.url, name="mfa hooks",
+        subscriptions=[v1WebhookSubscriptionParams(eventType="ACTIVITY_UPDATES")]))
     policy_id = _policy(user)
     waiting = _sign(user, address)
     assert waiting["status"] == WAITING, waiting
@@ -186,6 +225,17 @@ def test_a_signature_completes_after_an_email_step_and_a_passkey_step(
     assert final["satisfied"] is True
     assert [m["type"] for m in final["satisfiedMethods"]] == [
         "AUTHENTICATION_TYPE_EMAIL_OTP", "AUTHENTICATION_TYPE_PASSKEY"]
+    # Webhooks carried the new status on its way (PENDING, AUTHENTICATORS_NEEDED, PENDING, ...).
+    try:
+        deadline = time.monotonic() + 60
+        seen: list[str] = []
+        while "ACTIVITY_STATUS_COMPLETED" not in seen and time.monotonic() < deadline:
+            seen = [r.json()["status"] for r in receiver.accepted()
+                    if r.json().get("id") == waiting["id"]]
+            time.sleep(0.2)
+        assert WAITING in seen and "ACTIVITY_STATUS_COMPLETED" in seen, seen
+    finally:
+        receiver.stop()
 
 
 def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
@@ -210,11 +260,17 @@ def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
         userId=user.user_id, mfaPolicyId=never, condition=SIGNING))
     got = user.client().get_mfa_policy(GetMfaPolicyBody(userId=user.user_id, mfaPolicyId=never))
     assert got.mfaPolicy.condition == SIGNING
-    assert _status(user, _sign(user, address, 2)["id"])["mfaPolicyId"] == never
+    deadline = time.monotonic() + SETTLE_S
+    while True:  # the update reaches the worker with its notification (SETTLE_S)
+        which = _status(user, _sign(user, address, 2)["id"])["mfaPolicyId"]
+        if which == never or time.monotonic() > deadline:
+            break
+    assert which == never
     for policy_id in (never, passkey_only):
         user.client().delete_mfa_policy(DeleteMfaPolicyBody(userId=user.user_id,
                                                             mfaPolicyId=policy_id))
-    assert _sign(user, address, 3)["status"] == "ACTIVITY_STATUS_COMPLETED"
+    assert _sign(user, address, 3, "ACTIVITY_STATUS_COMPLETED")["status"] == \
+        "ACTIVITY_STATUS_COMPLETED"
     assert user.api.read("get_user", {"userId": user.user_id})["user"]["mfaPolicies"] == []
 
 
@@ -279,9 +335,7 @@ def test_with_consensus_the_proposer_first_then_each_approver_before_the_vote_co
                                     {"walletName": "quorum wallet", "accounts": ACCOUNTS}))
     address = wallet["result"]["createWalletResult"]["addresses"][0]
 
-    signing = proposer.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
-        "signWith": address, "payload": "ab" * 32, "encoding": "PAYLOAD_ENCODING_HEXADECIMAL",
-        "hashFunction": "HASH_FUNCTION_NO_OP"}).json()["activity"]
+    signing = _sign(None, address, 7, api=proposer)
     assert signing["status"] == WAITING
     fingerprint = signing["fingerprint"]
 
@@ -305,3 +359,44 @@ def test_with_consensus_the_proposer_first_then_each_approver_before_the_vote_co
     assert sorted(v["userId"] for v in completed["votes"]) == sorted(ids.values())
     statuses = proposer.read("get_mfa_status", {"activityId": signing["id"]})["mfaStatuses"]
     assert {(s["userId"], s["satisfied"]) for s in statuses} == {(i, True) for i in ids.values()}
+
+
+def test_turnkey_core_on_mfa_required_completes_the_signature(
+        dep: Deployment, mailbox: tuple[Mailbox, dict[str, str]]) -> None:
+    """``@turnkey/core`` (npm, tests/interop/mfa_core.mjs) signs; its ``onMfaRequired`` gets the
+    context from ``get_mfa_status``; the approvals happen meanwhile; core's polling then
+    returns the completed signature."""
+    node = node_with("@turnkey/core", "@turnkey/api-key-stamper")
+    user = User(dep, "core mfa")
+    address = _wallet_address(user)
+    policy_id = _policy(user)
+    assert _sign(user, address)["status"] == WAITING  # every worker knows the policy now
+    proc = subprocess.Popen([node, str(INTEROP / "mfa_core.mjs")], cwd=INTEROP, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps({
+            "apiBaseUrl": dep.base_url, "organizationId": user.org,
+            "publicKey": user.key.public_key, "privateKey": user.key.private_key,
+            "signWith": address, "payload": "cd" * 32}) + "\n")
+        proc.stdin.flush()
+        event = json.loads(proc.stdout.readline())
+        assert event["event"] == "mfa", event
+        context = event["context"]
+        assert context["activityStatus"] == WAITING and context["organizationId"] == user.org
+        (status,) = context["mfaStatuses"]
+        assert status["mfaPolicyId"] == policy_id and status["satisfied"] is False
+        client_key = make_key()
+        token = user.email_token(mailbox[0], client_key)
+        first = user.approve(client_key, context["fingerprint"], attested=token)
+        assert first.status_code == 200, first.text
+        second = user.approve(user.passkey, context["fingerprint"])
+        assert second.status_code == 200, second.text
+        proc.stdin.write("approved\n")
+        proc.stdin.flush()
+        done = json.loads(proc.stdout.readline())
+        assert done == {"event": "done", "status": "ACTIVITY_STATUS_COMPLETED",
+                        "r": done.get("r")} and done["r"], done
+    finally:
+        proc.kill()
+        proc.wait(10)
