@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from infra.access import changes
 from infra.activities.set_ip_allowlist import api_key_public_key, top_level
@@ -28,6 +28,11 @@ def _public_key(params: Params, session: Any, organization_id: str) -> str:
     top_level(session, organization_id)
     if params.public_key is None:
         return ""
+    wanted = params.public_key.strip().lower().removeprefix("0x")
+    if wanted and session.scalar(select(IpAllowlist.id).where(
+            IpAllowlist.organization_id == organization_id,
+            IpAllowlist.public_key == wanted)) is not None:
+        return wanted  # the list of a key deleted since can still be removed
     return api_key_public_key(session, organization_id, params.public_key)
 
 
