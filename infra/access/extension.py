@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from infra.access import changes, mfa
+from infra.access import changes, mfa_view
 from infra.bootstrap import SERVICE_HOOKS, Services
 from infra.views.users import USER_SECTIONS
 
@@ -20,7 +20,7 @@ def watch_access_changes(services: Services) -> None:
     changes.watch_changes(listener, dialect)
 
 
-if mfa.user_section not in USER_SECTIONS:
-    USER_SECTIONS.append(mfa.user_section)
+if mfa_view.user_section not in USER_SECTIONS:
+    USER_SECTIONS.append(mfa_view.user_section)
 if watch_access_changes not in SERVICE_HOOKS:
     SERVICE_HOOKS.append(watch_access_changes)

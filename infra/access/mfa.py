@@ -37,7 +37,6 @@ from sqlalchemy.orm import Session
 from infra.access import changes
 from infra.activities.spec import ActivityContext
 from infra.clock import now as clock_now
-from infra.clock import wire_timestamp
 from infra.db.models.access import MfaPolicy, MfaProgress
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.identity import Authenticator
@@ -113,27 +112,6 @@ def normalise_steps(steps: list[Any]) -> list[dict[str, Any]]:
             wire.append({"type": kind, **({"id": str(ident)} if ident else {})})
         out.append({"any": wire})
     return out
-
-
-def render(row: MfaPolicy) -> dict[str, Any]:
-    """``v1MfaPolicy``."""
-    out: dict[str, Any] = {
-        "mfaPolicyId": row.id, "mfaPolicyName": row.name, "condition": row.condition,
-        "requiredAuthenticationMethods": list(row.required_methods or []),
-        "order": row.order, "createdAt": wire_timestamp(row.created_at),
-        "updatedAt": wire_timestamp(row.updated_at)}
-    if row.notes:
-        out["notes"] = row.notes
-    return out
-
-
-def user_section(session: Session, user_ids: Any) -> dict[str, dict[str, list[Any]]]:
-    """``USER_SECTIONS`` entry: each user's ``mfaPolicies`` (``v1User``), in evaluation order."""
-    found: dict[str, dict[str, list[Any]]] = {}
-    for row in session.scalars(select(MfaPolicy).where(MfaPolicy.user_id.in_(list(user_ids)))
-                               .order_by(MfaPolicy.order, MfaPolicy.created_at, MfaPolicy.id)):
-        found.setdefault(row.user_id, {"mfaPolicies": []})["mfaPolicies"].append(render(row))
-    return found
 
 
 # --- which policy applies -----------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from infra.access.mfa import render
+from infra.access.mfa_view import render
 from infra.activities.common import user_in_org
 from infra.db.models.access import MfaPolicy
 from infra.queries.spec import QueryContext, QuerySpec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.access.mfa import render
+from infra.access.mfa_view import render
 from infra.activities.update_mfa_policy import policy_of
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
