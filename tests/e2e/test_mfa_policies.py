@@ -28,19 +28,17 @@ from turnkey_sdk_types import (
     GetMfaPoliciesBody,
     GetMfaPolicyBody,
     GetMfaStatusBody,
-    InitOtpBody,
     UpdateMfaPolicyBody,
-    VerifyOtpBody,
     v1WebhookSubscriptionParams,
 )
 
-from infra.crypto import bundles
 from tests.support import services
 from tests.support.deployment import Deployment, Key
 from tests.support.interop import INTEROP, node_with
 from tests.support.keys import TestKey, make_key
-from tests.support.mailboxes import Mailbox, code_in, start_smtp, text_part
-from tests.support.raw_api import RawApi, create_sub_org, envelope, root_user_params
+from tests.support.mailboxes import Mailbox, start_smtp
+from tests.support.mfa import attested_approve, verification_token
+from tests.support.raw_api import RawApi, create_sub_org, root_user_params
 from tests.support.soft_authenticator import SoftAuthenticator
 from tests.support.webhook_receiver import WebhookReceiver
 
@@ -101,31 +99,14 @@ class User:
         return self.dep.client(self.as_key)
 
     def approve(self, stamper: Any, fingerprint: str, attested: str | None = None) -> requests.Response:
-        body = envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", self.org, {"fingerprint": fingerprint})
         if attested is not None:
-            stamp = {"publicKeyAttestation": attested,
-                     "scheme": "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN",
-                     "publicKey": stamper.public_key, "signature": stamper.sign(body)}
-            header = base64.urlsafe_b64encode(json.dumps(stamp).encode()).decode().rstrip("=")
-            return self.dep.post("/public/v1/submit/approve_activity", body, {
-                "Content-Type": "application/json", "X-Stamp-Attested": header})
+            return attested_approve(self.dep, self.org, stamper, attested, fingerprint)
         return RawApi(self.dep, stamper, self.org).submit(
             "approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", {"fingerprint": fingerprint})
 
     def email_token(self, box: Mailbox, client_key: TestKey) -> str:
         """init_otp → the emailed code → verify_otp (bundle bound to ``client_key``)."""
-        discovery = requests.get(self.dep.base_url + "/public/v1/discovery/keys", timeout=10).json()
-        client = self.client()
-        init = client.init_otp(InitOtpBody(otpType="OTP_TYPE_EMAIL", contact=self.email,
-                                           appName="App"))
-        target = bundles.verify_signed_bundle(init.otpEncryptionTargetBundle,
-                                              discovery["verificationTokenPublicKey"])
-        code = code_in(text_part(box.last_to(self.email)))
-        encrypted = bundles.encrypt_to_bundle(
-            json.dumps({"otp_code": code, "public_key": client_key.public_key}).encode(),
-            target["targetPublic"])
-        return str(client.verify_otp(VerifyOtpBody(otpId=init.otpId,
-                                                   encryptedOtpBundle=encrypted)).verificationToken)
+        return verification_token(self.dep, self.client(), box, self.email, client_key)
 
 
 def _policy(user: User, condition: str = SIGNING, steps: list[dict[str, Any]] | None = None,
