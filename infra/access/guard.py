@@ -25,7 +25,8 @@ def check_request(session: Session, principal: Principal, body: bytes) -> None:
     address = origin.current()
     if address is None:
         return
-    if principal.scheme and len(organization_chain(session, principal.organization_id)) == 1:
+    # Top-level organizations only: sub-organizations are never evaluated (Turnkey).
+    if len(organization_chain(session, principal.organization_id)) == 1:
         ip_allowlist.enforce(session, principal.organization_id, principal.public_key, address)
     if principal.session_profile_id:
         session_profiles.enforce(session, principal, body)
