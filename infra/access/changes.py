@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session
@@ -79,28 +79,17 @@ class OrganizationCache(Generic[T]):
         return self._listener is not None and self._listener.connected.is_set()
 
 
-#: Every cache of this package (``watch_changes`` subscribes them all).
-CACHES: list[OrganizationCache[object]] = []
-
-
-def cache() -> OrganizationCache[T]:
-    """A new cache, registered for :func:`watch_changes`."""
-    made: OrganizationCache[T] = OrganizationCache()
-    CACHES.append(made)  # type: ignore[arg-type]
-    return made
-
-
-def watch_changes(listener: Listener | None, dialect: str) -> None:
-    """Subscribe every cache (called once per process from the composition root)."""
-    for each in CACHES:
+def watch(caches: list[OrganizationCache[Any]], listener: Listener | None, dialect: str) -> None:
+    """Subscribe ``caches`` (once per process, from the composition root)."""
+    for each in caches:
         each.watch(listener, in_process=dialect == "sqlite")
 
 
-def forget_after_commit(session: Session, organization_id: str) -> None:
-    """Forget ``organization_id`` in every cache of this process once ``session`` commits."""
+def forget_after_commit(session: Session, cache: OrganizationCache[Any],
+                        organization_id: str) -> None:
+    """Forget ``organization_id`` in ``cache`` once ``session`` commits."""
 
     def forget(_session: Session) -> None:
-        for each in CACHES:
-            each.forget(organization_id)
+        cache.forget(organization_id)
 
     event.listen(session, "after_commit", forget, once=True)

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from infra.access import changes, mfa_view
+from infra.access import changes, ip_allowlist, mfa, mfa_view
 from infra.bootstrap import SERVICE_HOOKS, Services
 from infra.views.users import USER_SECTIONS
 
@@ -17,7 +17,7 @@ def watch_access_changes(services: Services) -> None:
     """Every role: keep the access caches in step with changes."""
     dialect = services.engine.dialect.name
     listener = services.listener if services.role != "cli" and dialect == "postgresql" else None
-    changes.watch_changes(listener, dialect)
+    changes.watch([ip_allowlist.CACHE, mfa.CACHE], listener, dialect)
 
 
 if mfa_view.user_section not in USER_SECTIONS:

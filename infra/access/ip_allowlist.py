@@ -149,7 +149,8 @@ _PROXY_KEY: Final = select(AuthProxyConfig.api_public_key).where(
     AuthProxyConfig.organization_id == bindparam("organization_id"),
     AuthProxyConfig.enabled.is_(True))
 
-_CACHE: Final[changes.OrganizationCache[Lists | None]] = changes.cache()
+#: The enforced lists per organization (``infra.access.changes``; watched from bootstrap).
+CACHE: Final[changes.OrganizationCache[Lists | None]] = changes.OrganizationCache()
 
 
 def _load(session: Session, organization_id: str) -> Lists | None:
@@ -166,7 +167,7 @@ def _load(session: Session, organization_id: str) -> Lists | None:
 
 def lists_of(session: Session, organization_id: str) -> Lists | None:
     """The enforced lists of ``organization_id`` (remembered per process)."""
-    found = _CACHE.get(organization_id, lambda: _load(session, organization_id))
+    found = CACHE.get(organization_id, lambda: _load(session, organization_id))
     return found if isinstance(found, Lists) else None
 
 

@@ -119,7 +119,8 @@ def normalise_steps(steps: list[Any]) -> list[dict[str, Any]]:
 _BY_ORGANIZATION: Final = (select(MfaPolicy)
                            .where(MfaPolicy.organization_id == bindparam("organization_id"))
                            .order_by(MfaPolicy.order, MfaPolicy.created_at, MfaPolicy.id))
-_CACHE: Final[changes.OrganizationCache[dict[str, tuple[Policy, ...]]]] = changes.cache()
+#: Policies per organization and user (``infra.access.changes``; watched from bootstrap).
+CACHE: Final[changes.OrganizationCache[dict[str, tuple[Policy, ...]]]] = changes.OrganizationCache()
 
 
 def _policy(row: MfaPolicy) -> Policy:
@@ -137,7 +138,7 @@ def _load(session: Session, organization_id: str) -> dict[str, tuple[Policy, ...
 
 def policies_of(session: Session, organization_id: str, user_id: str) -> tuple[Policy, ...]:
     """The user's policies in evaluation order (remembered per organization and process)."""
-    by_user = _CACHE.get(organization_id, lambda: _load(session, organization_id))
+    by_user = CACHE.get(organization_id, lambda: _load(session, organization_id))
     return by_user.get(user_id, ())
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.access import changes
+from infra.access import changes, mfa
 from infra.access.mfa import check_condition, normalise_steps
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
@@ -65,7 +65,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
                     required_methods=steps, order=params.order, notes=params.notes or "")
     ctx.session.add(row)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.session, ctx.organization_id)
+    changes.forget_after_commit(ctx.session, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": row.id}
 
 

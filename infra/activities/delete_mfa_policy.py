@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.access import changes
+from infra.access import changes, mfa
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.activities.update_mfa_policy import policy_of
 from infra.messaging import queues
@@ -26,7 +26,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     row = policy_of(ctx.session, ctx.organization_id, params.user_id, params.mfa_policy_id)
     ctx.session.delete(row)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.session, ctx.organization_id)
+    changes.forget_after_commit(ctx.session, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": params.mfa_policy_id}
 
 

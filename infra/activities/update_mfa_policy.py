@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.access import changes
+from infra.access import changes, mfa
 from infra.access.mfa import check_condition, normalise_steps
 from infra.activities.common import user_in_org
 from infra.activities.create_mfa_policy import Step, check_order
@@ -67,7 +67,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     if params.notes is not None:
         row.notes = params.notes
     ctx.session.flush()
-    changes.forget_after_commit(ctx.session, ctx.organization_id)
+    changes.forget_after_commit(ctx.session, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": row.id}
 
 
