@@ -2,7 +2,7 @@
 
 * :mod:`infra.access.ip_allowlist` — organization and API-key IP allow-lists;
 * :mod:`infra.access.session_profiles` — scoped, bounded sessions;
-* :mod:`infra.access.mfa` — per-user MFA policies and the activities waiting for them
+* :mod:`infra.pipeline.mfa` — per-user MFA policies and the activities waiting for them
   (:mod:`infra.access.mfa_view`: their wire view);
 * :mod:`infra.access.origin` — the client address of the request being served;
 * :mod:`infra.access.guard` — the one per-request check ``authenticate`` calls;

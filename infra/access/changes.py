@@ -9,7 +9,7 @@ trusted only while changes are sure to reach this process:
   to every process's one ``LISTEN`` connection (``infra.db.listen``); nothing is trusted
   while it is disconnected, and everything is forgotten when it reconnects.
 * SQLite (the embedded ``walletd up``, one process): the activity that changes a control
-  forgets it right after its commit (:func:`forget_after_commit`).
+  forgets it right after its commit (:func:`forget_after_commit`, ``uow.after_commit``).
 
 A generation number keeps a read that raced a change from being remembered.
 """
@@ -20,10 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
-from sqlalchemy import event
-from sqlalchemy.orm import Session
-
 from infra.db.listen import Listener
+from infra.db.unit_of_work import UnitOfWork
 
 CHANNEL: Final = "walletd_access_changed"
 T = TypeVar("T")
@@ -85,11 +83,6 @@ def watch(caches: list[OrganizationCache[Any]], listener: Listener | None, diale
         each.watch(listener, in_process=dialect == "sqlite")
 
 
-def forget_after_commit(session: Session, cache: OrganizationCache[Any],
-                        organization_id: str) -> None:
-    """Forget ``organization_id`` in ``cache`` once ``session`` commits."""
-
-    def forget(_session: Session) -> None:
-        cache.forget(organization_id)
-
-    event.listen(session, "after_commit", forget, once=True)
+def forget_after_commit(uow: UnitOfWork, cache: OrganizationCache[Any], organization_id: str) -> None:
+    """Forget ``organization_id`` in ``cache`` once ``uow`` commits."""
+    uow.after_commit(lambda: cache.forget(organization_id))

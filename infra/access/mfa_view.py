@@ -1,6 +1,6 @@
 """How MFA policies look on the wire: ``v1MfaPolicy`` and ``v1User.mfaPolicies``.
 
-Kept apart from :mod:`infra.access.mfa` (enforcement) so that rendering users needs nothing
+Kept apart from :mod:`infra.pipeline.mfa` (enforcement) so that rendering users needs nothing
 but the models.
 """
 

@@ -1,4 +1,4 @@
-"""``create_mfa_policy``: a user's MFA policy (root quorum only; ``infra.access.mfa``)."""
+"""``create_mfa_policy``: a user's MFA policy (root quorum only; ``infra.pipeline.mfa``)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.access import changes, mfa
-from infra.access.mfa import check_condition, normalise_steps
+from infra.access import changes
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.access import MfaPolicy
 from infra.errors import InvalidRequest
 from infra.messaging import queues
+from infra.pipeline import mfa
+from infra.pipeline.mfa import check_condition, normalise_steps
 from infra.wiremodel import WireModel
 
 
@@ -65,7 +66,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
                     required_methods=steps, order=params.order, notes=params.notes or "")
     ctx.session.add(row)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.session, mfa.CACHE, ctx.organization_id)
+    changes.forget_after_commit(ctx.uow, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": row.id}
 
 

@@ -15,7 +15,6 @@ from infra.access import session_profiles
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.errors import Unauthenticated
-from infra.sessions.extension import service_keys
 from infra.sessions.params import chain_of, seconds, timestamp_name
 from infra.sessions.redaction import reveal
 from infra.sessions.tokens import (
@@ -33,6 +32,7 @@ from infra.sessions.verification import (
     verify_token,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class ParamsV1(WireModel):
@@ -83,7 +83,7 @@ def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
                          expiration_seconds=ttl, invalidate_existing=params.invalidate_existing,
                          name=timestamp_name("Login", ctx.now),
                          session_profile_id=profile.id if profile else None)
-    session = issue_session_jwt(ctx.services, user_id=target.user_id,
+    session = issue_session_jwt(service_keys(ctx.services), user_id=target.user_id,
                                 organization_id=target.organization_id, public_key_hex=public_key,
                                 session_type=profile.name if profile else "SESSION_TYPE_READ_WRITE",
                                 expiration_seconds=ttl, now=ctx.now, session=ctx.session,

@@ -44,7 +44,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     public_key = _public_key(params, ctx.session, ctx.organization_id)
     ctx.session.execute(delete(IpAllowlist).where(
         IpAllowlist.organization_id == ctx.organization_id, IpAllowlist.public_key == public_key))
-    changes.forget_after_commit(ctx.session, ip_allowlist.CACHE, ctx.organization_id)
+    changes.forget_after_commit(ctx.uow, ip_allowlist.CACHE, ctx.organization_id)
     return {}
 
 

@@ -92,7 +92,7 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     row.enabled = None if public_key else bool(params.enabled)
     row.on_evaluation_error = check_on_evaluation_error(params.on_evaluation_error)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.session, ip_allowlist.CACHE, ctx.organization_id)
+    changes.forget_after_commit(ctx.uow, ip_allowlist.CACHE, ctx.organization_id)
     return {}
 
 

@@ -22,6 +22,7 @@ from infra.sessions.tokens import (
     p256_public_key,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class Params(WireModel):
@@ -50,8 +51,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
                          invalidate_existing=params.invalidate_existing,
                          name=timestamp_name("Login", ctx.now),
                          session_profile_id=profile.id if profile else None)
-    token = issue_session_jwt(ctx.services, user_id=user.id, organization_id=user.organization_id,
-                              public_key_hex=public_key,
+    token = issue_session_jwt(service_keys(ctx.services), user_id=user.id,
+                              organization_id=user.organization_id, public_key_hex=public_key,
                               session_type=profile.name if profile else "SESSION_TYPE_READ_WRITE",
                               expiration_seconds=ttl, now=ctx.now, session=ctx.session,
                               session_profile_id=profile.id if profile else None)

@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from infra.access.mfa import status
 from infra.db.models.activities import Activity
 from infra.errors import NotFound
+from infra.pipeline.mfa import status
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

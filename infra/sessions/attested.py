@@ -16,7 +16,7 @@ from typing import Any, Final
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from infra.auth.attested import SCHEMES, AttestedScheme, AttestedStamp, body_type
+from infra.auth.attested import AttestedScheme, AttestedStamp, body_type
 from infra.auth.principal import Principal
 from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.organizations import User
@@ -28,7 +28,7 @@ from infra.sessions.verification import fingerprint_of, record_token_use, verify
 SCHEME: Final = "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN"
 SIGNATURE_SCHEME: Final = "SIGNATURE_SCHEME_TK_API_P256"
 #: What an attested stamp may submit: logins only (the session key stamps everything else).
-#: ``approve_activity`` too, as an MFA step only (``infra.access.mfa`` refuses it otherwise).
+#: ``approve_activity`` too, as an MFA step only (``infra.pipeline.mfa`` refuses it otherwise).
 ATTESTED_TYPES: Final = frozenset({"ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_APPROVE_ACTIVITY"})
 
 
@@ -84,4 +84,5 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
                      scheme=SIGNATURE_SCHEME, signature=stamp.signature)
 
 
-SCHEMES[SCHEME] = AttestedScheme(verify=verify, holders=holders)
+#: The scheme, wired into ``X-Stamp-Attested`` by ``infra.bootstrap``.
+ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders)

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from infra.access.mfa import Method, _fits, normalise_steps
 from infra.errors import InvalidRequest
+from infra.pipeline.mfa import Method, _fits, normalise_steps
 
 
 @dataclass

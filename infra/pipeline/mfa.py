@@ -45,9 +45,9 @@ from infra.db.models.organizations import ApiKey, User
 from infra.db.models.sessions import VerificationToken
 from infra.errors import FailedPrecondition, InvalidRequest, PermissionDenied
 from infra.identity import passkeys
+from infra.pipeline import lifecycle
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
 from infra.policy.variables import activity_variable, variables
-from infra.sessions.tokens import LOGIN_CREDENTIAL_TYPES
 
 EMAIL_OTP: Final = "AUTHENTICATION_TYPE_EMAIL_OTP"
 SMS_OTP: Final = "AUTHENTICATION_TYPE_SMS_OTP"
@@ -58,6 +58,8 @@ SESSION: Final = "AUTHENTICATION_TYPE_SESSION"
 TYPES: Final = (EMAIL_OTP, SMS_OTP, PASSKEY, API_KEY, OAUTH, SESSION)
 #: Methods only an ``X-Stamp-Attested`` stamp proves.
 ATTESTED: Final = frozenset({EMAIL_OTP, SMS_OTP, OAUTH})
+#: API keys created as such (``CREDENTIAL_TYPE_API_KEY_P256`` / ``_SECP256K1`` / ``_ED25519``).
+LONG_LIVED_KEY_TYPES: Final = "CREDENTIAL_TYPE_API_KEY_"
 MAX_STEPS: Final = 10
 MAX_METHODS: Final = 10
 APPROVED: Final = "VOTE_SELECTION_APPROVED"
@@ -197,9 +199,10 @@ def method_of(session: Session, vote_activity: Activity, stamp: Vote) -> Method 
                                               ApiKey.public_key == stamp.public_key))
     if key is None:
         return None
-    if key.credential_type in LOGIN_CREDENTIAL_TYPES:
-        return Method(SESSION, key.session_profile_id or "")
-    return Method(API_KEY, key.id)
+    if key.credential_type.startswith(LONG_LIVED_KEY_TYPES):
+        return Method(API_KEY, key.id)
+    # Every other credential type is one a login created (sessions, OTP/OAuth/email keys).
+    return Method(SESSION, key.session_profile_id or "")
 
 
 def _attested_method(session: Session, vote_activity: Activity, stamp: Vote) -> Method | None:
@@ -255,8 +258,6 @@ def on_vote(ctx: ActivityContext, target: Activity, voter: User, selection: str,
     vote (yet), ``False`` when it goes on as an ordinary vote. ``to_pending`` moves the
     target back to PENDING and hands it to its pool after commit.
     """
-    from infra.pipeline import lifecycle  # the pipeline calls this module; not the reverse at import
-
     if target.status == lifecycle.AUTHENTICATORS_NEEDED:
         if voter.id != target.user_id:
             raise FailedPrecondition(f"activity {target.id} waits for its proposer's MFA first")
