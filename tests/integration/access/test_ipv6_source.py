@@ -47,7 +47,7 @@ def client6(tmp_path: Path) -> Iterator[TurnkeyClient]:
                                   "WALLETD_SYNC_WAIT_MS": "10000"})
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    ensure_root(services)
+    ensure_root(services.uow, services.settings)
     declare_all(services)
     stop = threading.Event()
     pools = start_workers(services, set(queues.ALL), None, stop, sweep=False)
