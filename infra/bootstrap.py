@@ -11,7 +11,8 @@ What is wired here, in order:
 2. the stamp headers the API accepts (``stamps()``);
 3. the database: engine, session factories, quota enforcement on every flush;
 4. for worker-type roles: custody (master keyring, bundle signer), service keys, the webhook
-   signing key ring and the outbox's hand-off to the broker;
+   signing key ring, the audit log key and this boot's record (worker processes also sign
+   app proofs), and the outbox's hand-off to the broker;
 5. process-wide subscriptions (endpoint-change notifications, access-control changes, the
    ingress's waiter).
 
@@ -37,6 +38,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from infra.access import changes as access_changes
 from infra.access import ip_allowlist
+from infra.audit import boots
+from infra.audit import leaves as audit_leaves
+from infra.audit.log_key import LogKeys
 from infra.auth.attested import HEADER_ATTESTED, AttestedStamps
 from infra.auth.principal import API_KEY_LOCATOR, Stamps
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN
@@ -86,6 +90,10 @@ ACTIVITY_LISTENERS: Final[tuple[ActivityListener, ...]] = (
     invalidation.on_activity_change,
     # 5. Log line and metrics of the committed change; binds the ids to the log context.
     activity_metrics.on_activity_change,
+    # 6. The audit log's leaf of the change (one insert, same transaction), after the
+    #    redaction above so it digests what is stored. Worker-type processes add their app
+    #    proofs right after it (``_app_proofs``): a proof commits to this leaf.
+    audit_leaves.on_activity_change,
 )
 
 
@@ -132,6 +140,7 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
 
         broker = build_broker(settings.broker_url, middleware=[Observe()])
     settlements = Settlements()
+    app_proofs = _app_proofs(role)
     services = Services(
         settings=settings,
         role=role,
@@ -140,7 +149,9 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         read_session_factory=make_read_session_factory(engine),
         broker=broker,
         # the settled announcement runs last, once every other listener has seen the change
-        activity_listeners=(*ACTIVITY_LISTENERS, settlements.on_activity_change),
+        activity_listeners=(*ACTIVITY_LISTENERS,
+                            *((app_proofs.on_activity_change,) if app_proofs else ()),
+                            settlements.on_activity_change),
         settlements=settlements,
         stamps=stamps(),
     )
@@ -150,8 +161,10 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
                                             now_ms=now_ms())
         services = WorkerServices(
             **{f.name: getattr(services, f.name) for f in dataclasses.fields(Services)},
-            custody=custody, service_keys=ServiceKeys(custody), webhook_keys=webhook_keys)
+            custody=custody, service_keys=ServiceKeys(custody), webhook_keys=webhook_keys,
+            log_keys=LogKeys(custody))
         _ensure_service_keys(services)
+        _audit_log_key(services, app_proofs)
         _publish_webhook_keys(services)
         # New webhook deliveries go to the notifier right after their commit.
         outbox.set_dispatcher(_webhook_dispatcher(broker))
@@ -194,6 +207,31 @@ def _ensure_service_keys(services: WorkerServices) -> None:
             services.service_keys.ensure_all(session)
     except Exception:  # tables may not exist yet (before ``walletd migrate``)
         log.info("service login keys not initialised yet; created on first use")
+
+
+def _app_proofs(role: Role) -> boots.AppProofs | None:
+    """Worker processes sign app proofs with a key of their own boot (docs/AUDIT.md)."""
+    return boots.AppProofs(boots.BootKey.generate()) if role in ("worker", "embedded") else None
+
+
+def _audit_log_key(services: WorkerServices, app_proofs: boots.AppProofs | None) -> None:
+    """Create the audit log key on first start; record this boot (signed, logged)."""
+    try:
+        with services.session_factory() as session:
+            key = services.log_keys.get(session)
+    except Exception:  # tables may not exist yet (before ``walletd migrate``)
+        log.info("audit log key not initialised yet; created on first use")
+        return
+    if app_proofs is None:
+        return
+    try:
+        with services.uow() as uow:
+            app_proofs.record(uow.session, key, services.settings, services.role)
+            uow.commit()
+    except Exception:  # no record, no proofs: a proof's key must have a boot record
+        log.exception("could not record this process's boot; it makes no app proofs")
+        return
+    app_proofs.recorded = True
 
 
 def _publish_webhook_keys(services: WorkerServices) -> None:

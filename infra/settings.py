@@ -81,6 +81,8 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        audit_checkpoint_interval_s: How often the consensus pool's worker appends staged
+            audit-log leaves and signs a checkpoint (``infra.audit``).
         auth_proxy_port: Port of the auth proxy (0: the API port + 1).
         api_url: The public API's URL as the auth proxy reaches it (empty: ``base_url``).
         auth_proxy_key_file: The auth proxy's own key (empty: ``<data dir>/auth-proxy-key.json``).
@@ -139,6 +141,7 @@ class Settings:
     base_url: str = ""
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
+    audit_checkpoint_interval_s: float = 2.0
     log_level: str = "INFO"
     auth_proxy_port: int = 0
     api_url: str = ""
@@ -193,6 +196,7 @@ class Settings:
             base_url=e.get("WALLETD_BASE_URL", ""),
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
+            audit_checkpoint_interval_s=_float(e, "WALLETD_AUDIT_CHECKPOINT_INTERVAL_S", 2.0),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
             auth_proxy_port=_int(e, "WALLETD_AUTH_PROXY_PORT", 0),
             api_url=e.get("WALLETD_API_URL", ""),

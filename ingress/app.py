@@ -16,6 +16,7 @@ from ingress import errors
 from ingress.middleware import ClientOrigin, Cors, RateLimit, RequestContext
 from ingress.resources import auth_proxy, dashboard, webhooks
 from ingress.resources.api import QueryResource, SubmitResource
+from ingress.resources.audit import AuditCheckpointResource, AuditConsistencyResource
 from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
 from ingress.resources.metrics import MetricsResource
@@ -38,6 +39,8 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/ready", ReadyResource(services))
     app.add_route("/metrics", MetricsResource(services))
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
+    app.add_route("/public/v1/audit/checkpoint", AuditCheckpointResource(services))
+    app.add_route("/public/v1/audit/consistency", AuditConsistencyResource(services))
     app.add_route("/public/v1/openapi.json", OpenApiResource())
     webhooks.add(app, services)
     auth_proxy.add(app, services)

@@ -41,8 +41,9 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
 
 
 def _register_extra_commands() -> None:
-    from walletd import dashboard, health, keys, webhooks
+    from walletd import audit, dashboard, health, keys, webhooks
 
+    EXTRA_COMMANDS.setdefault("audit", audit.COMMAND)
     EXTRA_COMMANDS.setdefault("dashboard-link", dashboard.COMMAND)
     EXTRA_COMMANDS.setdefault("health", health.COMMAND)
     EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)

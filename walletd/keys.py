@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from infra.audit import leaves as audit
 from infra.bootstrap import bootstrap
 from infra.crypto.keyring import (
     KeyringUnavailable,
@@ -74,24 +75,26 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _rewrap_rows(settings: Settings) -> tuple[int, int]:
+def _rewrap_rows(settings: Settings, event: str) -> tuple[int, int]:
     services = bootstrap(settings, "cli")
     custody = custody_of(services)
     with services.uow() as uow:
         changed = rewrap_all(uow.session, custody)
+        audit.record_key_event(uow.session, event, {"masterKeyVersion": custody.keyring.current,
+                                                    "rowsRewrapped": changed})
         uow.commit()
     return custody.keyring.current, changed
 
 
 def _rotate(settings: Settings, path: str) -> int:
     rotate_keyring_file(path)
-    current, changed = _rewrap_rows(settings)
+    current, changed = _rewrap_rows(settings, "MASTER_KEY_ROTATED")
     print(f"master key version {current} is current; rewrapped {changed} data keys")
     return 0
 
 
 def _rewrap(settings: Settings) -> int:
-    current, changed = _rewrap_rows(settings)
+    current, changed = _rewrap_rows(settings, "MASTER_KEY_REWRAPPED")
     print(f"rewrapped {changed} data keys under master key version {current}")
     return 0
 

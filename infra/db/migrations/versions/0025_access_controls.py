@@ -1,7 +1,7 @@
 """access controls: IP allow-lists, session profiles, MFA policies and progress
 
 Revision ID: 0025_access_controls
-Revises: 0013_one_head
+Revises: 0024_webhook_delivery
 Create Date: 2026-11-26 05:50:00.000000
 """
 from alembic import op
@@ -11,7 +11,7 @@ from infra.db.triggers import create_user_view_triggers
 
 
 revision = '0025_access_controls'
-down_revision = '0013_one_head'
+down_revision = '0024_webhook_delivery'
 branch_labels = None
 depends_on = None
 
