@@ -29,9 +29,10 @@ from infra.messaging import queues
 from infra.pipeline.submit import submit
 from infra.queries_service import query
 from infra.settings import Settings
+from tests.integration.pipeline.test_statement_budget import BUDGET
 from walletd.processes import declare_all, start_workers
 
-BUDGET = 8
+# BUDGET: the signature's own statement budget (audit log included); access adds none to it.
 ACCOUNTS = [{"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
              "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}]
 
