@@ -34,6 +34,9 @@ $(TESTSTAMP): pyproject.toml tests/interop/package.json tests/browser/package.js
 	@# Debian's Chromium, driven by Playwright for Python in tests/browser.
 	if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then \
 		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium; fi
+	@# Debian's SoftHSM2, the PKCS#11 token of the seal tests (tests/integration/seal).
+	if ! command -v softhsm2-util >/dev/null && command -v apt-get >/dev/null; then \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq softhsm2; fi
 	touch $@
 
 install-test: $(TESTSTAMP)

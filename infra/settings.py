@@ -123,6 +123,13 @@ class Settings:
             (0: none). The ingress and ``walletd up`` serve them on the API port.
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
+        keyring_file: The sealed keyring (``WALLETD_KEYRING_FILE``; empty:
+            ``<data dir>/keyring.sealed``), see docs/CUSTODY.md.
+        seal_env: ``WALLETD_SEAL`` and every ``WALLETD_SEAL_*`` variable, as given (parsed by
+            ``infra.seal.config``); empty for the ingress role.
+        seal_default: The seal type when neither ``WALLETD_SEAL`` nor the sealed keyring
+            names one: ``static`` for in-process use and ``walletd up``, ``shamir`` for the
+            production commands.
     """
 
     data_dir: Path = Path("./data")
@@ -168,6 +175,9 @@ class Settings:
     log_format: Literal["text", "json"] = "text"
     metrics_port: int = 0
     shutdown_timeout_s: int = 30
+    keyring_file: str = ""
+    seal_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    seal_default: str = "static"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -225,6 +235,9 @@ class Settings:
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
+            keyring_file=e.get("WALLETD_KEYRING_FILE", ""),
+            seal_env=tuple(sorted((k, v) for k, v in e.items()
+                                  if k == "WALLETD_SEAL" or k.startswith("WALLETD_SEAL_"))),
         )
 
     def threads_for(self, queue: str) -> int:
@@ -238,8 +251,13 @@ class Settings:
         the mail and SMS credentials: only workers send).
         """
         if role == "ingress":
-            return replace(self, master_key_file="", smtp_url="", sms_auth_token="")
+            return replace(self, master_key_file="", smtp_url="", sms_auth_token="", seal_env=())
         return self
+
+    @property
+    def effective_keyring_file(self) -> str:
+        """The sealed keyring's path (the setting, else under the data dir)."""
+        return self.keyring_file or str(self.data_dir / "keyring.sealed")
 
     @property
     def effective_database_url(self) -> str:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from infra.audit.log_key import LogKeys
 from infra.errors import Internal
+from infra.seal.holders import SealedKeyRing
+from infra.seal.state import SealState
 from infra.services import Services
 from infra.sessions.service_keys import ServiceKeys
 from infra.wallets.custody import Custody
-from infra.webhooks.keystore import KeyRingFile
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,12 +28,15 @@ class WorkerServices(Services):
         service_keys: The service's login, verification-token and encryption keys.
         webhook_keys: The webhook signing key ring.
         log_keys: The audit log's signing key (``infra.audit``; checkpoints, boot records).
+        seal: The process's seal (docs/CUSTODY.md): the keys above raise ``Sealed`` until
+            it is unsealed.
     """
 
     custody: Custody
     service_keys: ServiceKeys
-    webhook_keys: KeyRingFile
+    webhook_keys: SealedKeyRing
     log_keys: LogKeys
+    seal: SealState
 
 
 def custody_of(services: Services) -> Custody:

@@ -25,7 +25,8 @@ from ingress.resources.openapi import OpenApiResource
 ROUTES: list[Callable[[falcon.App, Services], None]] = []
 
 
-def create_app(services: Services) -> falcon.App:
+def create_app(services: Services,
+               seal_statuses: Callable[[], list[dict[str, Any]]] | None = None) -> falcon.App:
     """The public API as a WSGI app."""
     # Import every activity module now, not inside the first request of each worker.
     registry()
@@ -36,7 +37,8 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/public/v1/submit/{path}", SubmitResource(services))
     app.add_route("/public/v1/query/{path}", QueryResource(services))
     app.add_route("/health", HealthResource())
-    app.add_route("/ready", ReadyResource(services))
+    # `walletd up` passes its own seal: the embedded process is a worker too (docs/CUSTODY.md)
+    app.add_route("/ready", ReadyResource(services, seal_statuses))
     app.add_route("/metrics", MetricsResource(services))
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
     app.add_route("/public/v1/audit/checkpoint", AuditCheckpointResource(services))

@@ -47,12 +47,12 @@ from sqlalchemy.exc import DBAPIError
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.db.unit_of_work import UnitOfWork
+from infra.errors import Internal
 from infra.messaging import actor_messages, queues
 from infra.pipeline.execute import MAX_RETRIES, is_transient, retry_when
 from infra.services import Services
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
-from infra.webhooks.keystore import KeyRingFile, keyring_path
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,
@@ -156,7 +156,7 @@ class Notifier:
     """What the deliver actor runs with (built once per process by :func:`declare`)."""
 
     services: Services
-    keys: KeyRingFile
+    keys: Any  # ``.ring()``: SealedKeyRing (tests may give a plaintext KeyRingFile)
     allow: AllowList
     schedule: RetrySchedule = field(default_factory=RetrySchedule)
     config: DeliveryConfig = field(default_factory=DeliveryConfig)
@@ -875,10 +875,9 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
 
 def build_notifier(services: Services, **overrides: Any) -> Notifier:
     """The notifier of this process (its key ring is the worker services' one)."""
-    if isinstance(services, WorkerServices):
-        keys = services.webhook_keys
-    else:
-        keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
+    if not isinstance(services, WorkerServices):  # the ring exists only in worker processes
+        raise Internal("the notifier runs in worker processes only")
+    keys = services.webhook_keys
     allow = endpoint_rules.allow_list(services.settings.webhook_allow)
     overrides.setdefault(
         "max_in_flight", in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))
