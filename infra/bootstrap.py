@@ -13,7 +13,8 @@ What is wired here, in order:
 4. for worker-type roles: the seal (docs/CUSTODY.md), and over it custody (master keyring,
    bundle signer), service keys, the webhook signing key ring, the audit log key and this
    boot's record (worker processes also sign app proofs); the outbox's hand-off to the broker;
-5. process-wide subscriptions (endpoint-change notifications, the ingress's waiter).
+5. process-wide subscriptions (endpoint-change notifications, access-control changes, the
+   ingress's waiter).
 
 Static extension tables that are read where they are used, each one tuple written once:
 ``infra.views.users.USER_SECTIONS`` (``v1User``), ``infra.queries.get_organization.
@@ -35,6 +36,8 @@ from typing import Final
 import dramatiq
 from sqlalchemy.exc import SQLAlchemyError
 
+from infra.access import changes as access_changes
+from infra.access import ip_allowlist
 from infra.audit import boots
 from infra.audit import leaves as audit_leaves
 from infra.audit.log_key import LogKeys
@@ -49,6 +52,7 @@ from infra.identity import passkeys, quotas
 from infra.messaging import actor_messages, queues
 from infra.messaging.broker import build_broker
 from infra.observability import activities as activity_metrics
+from infra.pipeline import mfa
 from infra.pipeline.lifecycle import Settlements
 from infra.seal.holders import SealedKeyRing, custody_of_seal
 from infra.seal.wiring import open_seal
@@ -180,6 +184,10 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         # forgotten on the database's announcements (infra.db.announced; none on SQLite)
         principal.KEYS.attach(services.listener)
         store.TARGETS.attach(services.listener)
+    # IP allow-lists and MFA policies, remembered per process while their changes are
+    # announced (PostgreSQL NOTIFY; on SQLite, one process, after the changing commit).
+    access_changes.watch([ip_allowlist.CACHE, mfa.CACHE],
+                         services.listener if role != "cli" else None, engine.dialect.name)
     if role in ("ingress", "embedded"):
         _ = services.waiter  # subscribed from the start, not at the first request
     return services

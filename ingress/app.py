@@ -13,7 +13,7 @@ import falcon
 from infra.activities import registry
 from infra.services import Services
 from ingress import errors
-from ingress.middleware import Cors, RateLimit, RequestContext
+from ingress.middleware import ClientOrigin, Cors, RateLimit, RequestContext
 from ingress.resources import auth_proxy, dashboard, webhooks
 from ingress.resources.api import QueryResource, SubmitResource
 from ingress.resources.audit import AuditCheckpointResource, AuditConsistencyResource
@@ -30,7 +30,8 @@ def create_app(services: Services,
     """The public API as a WSGI app."""
     # Import every activity module now, not inside the first request of each worker.
     registry()
-    middleware: list[Any] = [RequestContext(), Cors(), RateLimit(services)]
+    middleware: list[Any] = [RequestContext(), Cors(), RateLimit(services),
+                             ClientOrigin(services)]
     app = falcon.App(middleware=middleware, cors_enable=False)
     app.req_options.strip_url_path_trailing_slash = True
     app.add_route("/public/v1/submit/{path}", SubmitResource(services))

@@ -10,6 +10,7 @@ import falcon
 import sqlalchemy.exc
 
 from infra import ratelimit, safejson
+from infra.access import origin
 from infra.auth.principal import AUTHENTICATED
 from infra.errors import ResourceExhausted
 from infra.identity.ancestry import organization_chain
@@ -123,12 +124,8 @@ class RateLimit:
 
     def client_address(self, req: falcon.Request) -> str:
         """The peer address, or the one ``hops`` trusted proxies wrote into X-Forwarded-For."""
-        peer = req.remote_addr or ""
-        if not self.hops:
-            return peer
-        forwarded = [a.strip() for a in (req.get_header("X-Forwarded-For") or "").split(",")]
-        route = [a for a in forwarded if a] + [peer]
-        return route[-(self.hops + 1)] if len(route) > self.hops else route[0]
+        return origin.client_address_of(req.remote_addr or "", req.get_header("X-Forwarded-For"),
+                                        self.hops)
 
     def _chain(self, req: falcon.Request) -> list[str]:
         """The named organization and its ancestors (empty: none named, or not stored)."""
@@ -179,3 +176,22 @@ class RequestContext:
         tokens = req.context.get("observability")
         if tokens is not None:
             context.unbind(tokens)
+
+
+class ClientOrigin:
+    """Bind the client address (as the rate limiter sees it: same forwarded hops) for the
+    access controls the request's authentication applies (``infra.access``)."""
+
+    def __init__(self, services: Services) -> None:
+        self.hops = max(0, services.settings.rate_limit_forwarded_hops)
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        address = origin.client_address_of(req.remote_addr or "",
+                                           req.get_header("X-Forwarded-For"), self.hops)
+        req.context.client_origin = origin.bind(address)
+
+    def process_response(self, req: falcon.Request, resp: falcon.Response, resource: Any,
+                         req_succeeded: bool) -> None:
+        token = req.context.get("client_origin")
+        if token is not None:
+            origin.unbind(token)

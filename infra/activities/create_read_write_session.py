@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.access import session_profiles
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import Organization, User
@@ -33,6 +34,8 @@ class ParamsV1(WireModel):
     email: str
     api_key_name: str | None = None
     expiration_seconds: str | None = None
+    #: Not in the swagger's intent: walletd honours it like the login activities do.
+    session_profile_id: str | None = None
 
 
 class Params(WireModel):
@@ -43,6 +46,8 @@ class Params(WireModel):
     api_key_name: str | None = None
     expiration_seconds: str | None = None
     invalidate_existing: bool = False
+    #: Not in the swagger's intent: walletd honours it like the login activities do.
+    session_profile_id: str | None = None
 
 
 def _user(params: ParamsV1 | Params, session: Any, organization_id: str,
@@ -67,13 +72,15 @@ def check(params: ParamsV1 | Params, ctx: CheckContext) -> None:
 
 def execute(params: ParamsV1 | Params, ctx: ActivityContext) -> dict[str, Any]:
     user = _user(params, ctx.session, ctx.organization_id, ctx.user_id)
-    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    ttl, profile = session_profiles.bound(
+        ctx.session, user.organization_id, params.session_profile_id,
+        seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS))
     public_key, private_key = new_session_key()
     key_id = add_login_credential(
         ctx, user_id=user.id, public_key_hex=public_key, expiration_seconds=ttl,
         invalidate_existing=getattr(params, "invalidate_existing", False),
         name=params.api_key_name or timestamp_name("Read Write Session", ctx.now),
-        credential_type=CREDENTIAL_TYPE)
+        credential_type=CREDENTIAL_TYPE, session_profile_id=profile.id if profile else None)
     org = ctx.session.get(Organization, user.organization_id)
     return {
         "organizationId": user.organization_id,

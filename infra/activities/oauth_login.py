@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
+from infra.access import session_profiles
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.sessions.oauth2 import sealed_room
@@ -45,20 +46,24 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
     public_key = p256_public_key(params.public_key, "publicKey")
     token = reveal(params.oidc_token, ctx.session, service_keys(ctx.services), "oidcToken")
     login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token, params.public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
+    ttl, profile = session_profiles.bound(
+        ctx.session, login.target.organization_id, params.session_profile_id,
+        seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS))
     add_login_credential(ctx, user_id=login.target.user_id, public_key_hex=public_key,
                          expiration_seconds=ttl,
                          invalidate_existing=params.invalidate_existing,
-                         name=f"OAuth Login - {ctx.now.isoformat()}")
+                         name=f"OAuth Login - {ctx.now.isoformat()}",
+                         session_profile_id=profile.id if profile else None)
     session_jwt = issue_session_jwt(
         service_keys(ctx.services), user_id=login.target.user_id,
-        organization_id=login.target.organization_id,
-        public_key_hex=public_key, session_type="SESSION_TYPE_READ_WRITE",
-        expiration_seconds=ttl, now=ctx.now, session=ctx.session)
+        organization_id=login.target.organization_id, public_key_hex=public_key,
+        session_type=profile.name if profile else "SESSION_TYPE_READ_WRITE",
+        expiration_seconds=ttl, now=ctx.now, session=ctx.session,
+        session_profile_id=profile.id if profile else None)
     return {"session": session_jwt}
 
 

@@ -15,6 +15,7 @@ from typing import Final
 from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from infra.access.guard import check_request
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
@@ -44,6 +45,8 @@ class Principal:
     public_key: str
     scheme: str
     signature: str
+    #: The session profile a login credential was issued under (``infra.access``).
+    session_profile_id: str | None = None
 
 
 #: The organization the current request authenticated for (``None`` until it did). The
@@ -128,12 +131,14 @@ def authenticate(
         principal = _verify(session, stamps, headers, body, organization_id, chain[:2], now,
                             resolve_sub_organizations)
         AUTHENTICATED.set(organization_id)
-        return principal
     except Unauthenticated:
         # The chain may be remembered from before the organization was deleted.
         if session.get(Organization, organization_id) is None:
             raise _not_found(organization_id) from None
         raise
+    # Access controls (IP allow-lists, session profiles): docs/ACCESS.md.
+    check_request(session, principal, body)
+    return principal
 
 
 def _verify(session: Session, stamps: Stamps, headers: Mapping[str, str], body: bytes,
@@ -262,4 +267,5 @@ def _authenticate_api_key(
         public_key=stamp.public_key,
         scheme=stamp.scheme,
         signature=stamp.signature,
+        session_profile_id=key.session_profile_id,
     )

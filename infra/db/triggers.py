@@ -25,7 +25,8 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 
 #: Tables whose rows (by their ``user_id``) appear in ``v1User``.
-USER_VIEW_SOURCES: Final = ("api_keys", "authenticators", "oauth_providers", "user_tag_assignments")
+USER_VIEW_SOURCES: Final = ("api_keys", "authenticators", "oauth_providers", "user_tag_assignments",
+                            "mfa_policies")
 
 
 def _postgresql(tables: Iterable[str]) -> list[str]:

@@ -30,7 +30,7 @@ from infra.db.models.activities import Activity
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import Internal, PolicyDenied, Sealed, WalletError
 from infra.messaging import queues
-from infra.pipeline import decide, engine, lifecycle
+from infra.pipeline import decide, engine, lifecycle, mfa
 from infra.services import Services
 from infra.views.activities import render_settled
 
@@ -97,6 +97,10 @@ def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity)
     # recorded as a failure rather than crashing every redelivery.
     spec, version = registry().by_type[activity.type]
     session = uow.session
+    # MFA (infra.pipeline.mfa): the proposer authenticates again before anything is decided.
+    if mfa.proposer_waiting(session, activity, ballot.submitter, spec.consensus_vote):
+        lifecycle.transition(uow, activity, lifecycle.AUTHENTICATORS_NEEDED)
+        return lifecycle.AUTHENTICATORS_NEEDED
     decision = decide.decide(session, ballot, spec)
     evaluation = decision.evaluation
     if decision.outcome == "consensus_needed":

@@ -35,11 +35,13 @@ COMPLETED: Final = "ACTIVITY_STATUS_COMPLETED"
 FAILED: Final = "ACTIVITY_STATUS_FAILED"
 CONSENSUS_NEEDED: Final = "ACTIVITY_STATUS_CONSENSUS_NEEDED"
 REJECTED: Final = "ACTIVITY_STATUS_REJECTED"
+#: Waiting for the MFA steps of its proposer (``infra.pipeline.mfa``).
+AUTHENTICATORS_NEEDED: Final = "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED"
 
 #: Statuses after which nothing changes any more.
 TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
 #: Statuses a waiting submit may answer with (the client stops polling on these).
-SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
+SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED, AUTHENTICATORS_NEEDED}
 #: PostgreSQL NOTIFY channel carrying the id of an activity that just settled.
 SETTLED_CHANNEL: Final = "walletd_activity_settled"
 #: PostgreSQL NOTIFY channel carrying ``<id> <v1Activity JSON>`` of an activity that settled

@@ -40,7 +40,8 @@ from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
 from infra.messaging.actor_messages import send_execute_activity
-from infra.pipeline.lifecycle import CONSENSUS_NEEDED, PENDING, transition
+from infra.pipeline import mfa
+from infra.pipeline.lifecycle import AUTHENTICATORS_NEEDED, CONSENSUS_NEEDED, PENDING, transition
 from infra.pipeline.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.policy import nodes
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
@@ -346,15 +347,19 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     if fingerprint == ctx.activity.fingerprint:
         raise InvalidRequest("an activity cannot vote on itself", field="parameters.fingerprint")
     target = _lock_target(session, ctx.organization_id, fingerprint)
-    if target.status not in (CONSENSUS_NEEDED, PENDING):
+    stamp = next((v for v in activity_votes(session, ctx.activity.id) if v.user_id == voter), None)
+    if stamp is None:
+        raise FailedPrecondition("the vote request carries no stamp")
+    voting_user = session.get(User, voter)
+    if voting_user is not None and mfa.on_vote(ctx, target, voting_user, selection, stamp,
+                                               lambda t: _to_pending(ctx, t)):
+        return target  # taken as an MFA step (infra.pipeline.mfa)
+    if target.status not in (CONSENSUS_NEEDED, PENDING, AUTHENTICATORS_NEEDED):
         raise FailedPrecondition(f"activity {target.id} is not awaiting consensus (status {target.status})")
     ballots = ballots_of(activity_votes(session, target.id))
     approved = voter in {b.user_id for b in live_approvals(ballots, ctx.now)}
     if voter in rejecters(ballots) or (selection == APPROVED and approved):
         raise FailedPrecondition(f"user {voter} has already voted on activity {target.id}")
-    stamp = next((v for v in activity_votes(session, ctx.activity.id) if v.user_id == voter), None)
-    if stamp is None:
-        raise FailedPrecondition("the vote request carries no stamp")
     vote = Vote(
         activity_id=target.id,
         user_id=voter,
@@ -370,9 +375,14 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     if selection == REJECTED:
         transition(ctx.uow, target, ACTIVITY_REJECTED)
     elif target.status == CONSENSUS_NEEDED:
-        transition(ctx.uow, target, PENDING)
-        _evaluate_after_commit(ctx, target)
+        _to_pending(ctx, target)
     return target
+
+
+def _to_pending(ctx: ActivityContext, target: Activity) -> None:
+    """Send ``target`` back to PENDING; its pool decides it again after commit."""
+    transition(ctx.uow, target, PENDING)
+    _evaluate_after_commit(ctx, target)
 
 
 def _evaluate_after_commit(ctx: ActivityContext, target: Activity) -> None:

@@ -29,7 +29,8 @@ from infra.sessions.verification import fingerprint_of, record_token_use, verify
 SCHEME: Final = "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN"
 SIGNATURE_SCHEME: Final = "SIGNATURE_SCHEME_TK_API_P256"
 #: What an attested stamp may submit: logins only (the session key stamps everything else).
-ATTESTED_TYPES: Final = frozenset({"ACTIVITY_TYPE_STAMP_LOGIN"})
+#: ``approve_activity`` too, as an MFA step only (``infra.pipeline.mfa`` refuses it otherwise).
+ATTESTED_TYPES: Final = frozenset({"ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_APPROVE_ACTIVITY"})
 
 
 def _unverified_claims(token: str) -> dict[str, Any]:
@@ -75,8 +76,9 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
            now: datetime) -> Principal:
     """Verify token, binding, body signature and token use; the contact's user."""
     if body_type(body) not in ATTESTED_TYPES:
-        raise Unauthenticated("X-Stamp-Attested authenticates stamp_login only; stamp other "
-                              "requests with the session key")
+        raise Unauthenticated("X-Stamp-Attested authenticates stamp_login only (and "
+                              "approve_activity as an MFA step); stamp other requests with "
+                              "the session key")
     claims = verify_token(session, stamp.attestation, now)
     key = p256_public_key(stamp.public_key, "publicKey")
     if not claims.public_key or p256_public_key(claims.public_key, "public_key") != key:

@@ -99,8 +99,9 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
            now: datetime) -> Principal:
     """Verify the ID token, its binding to the key, the body signature; spend its login."""
     if body_type(body) not in ATTESTED_TYPES:
-        raise Unauthenticated("X-Stamp-Attested authenticates stamp_login only; stamp other "
-                              "requests with the session key")
+        raise Unauthenticated("X-Stamp-Attested authenticates stamp_login only (and "
+                              "approve_activity as an MFA step); stamp other requests with "
+                              "the session key")
     key = p256_public_key(stamp.public_key, "publicKey")
     identity = _verified(session, stamp)
     verify_stamp_signature(SIGNATURE_SCHEME, key, stamp.signature, body)

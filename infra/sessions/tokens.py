@@ -66,8 +66,8 @@ def sign_session_jwt(private_key: ec.EllipticCurvePrivateKey, claims: dict[str, 
 
 
 def issue_session_jwt(keys: ServiceKeys, *, user_id: str, organization_id: str,
-                      public_key_hex: str, session_type: SessionType, expiration_seconds: int,
-                      now: datetime, session: Session) -> str:
+                      public_key_hex: str, session_type: SessionType | str, expiration_seconds: int,
+                      now: datetime, session: Session, session_profile_id: str | None = None) -> str:
     """The ``session`` JWT of a login, signed by the current notarizer key (workers only).
 
     Claims in Turnkey's order: ``exp`` (seconds), ``public_key`` (compressed hex, as stamped),
@@ -80,6 +80,10 @@ def issue_session_jwt(keys: ServiceKeys, *, user_id: str, organization_id: str,
         "user_id": user_id,
         "organization_id": organization_id,
     }
+    if session_profile_id:
+        # A session under a profile (infra.access.session_profiles): its type is the
+        # profile's name (as Turnkey documents), and the profile id rides along.
+        claims["session_profile_id"] = session_profile_id
     return sign_session_jwt(keys.current(session, NOTARIZER).private_key, claims)
 
 
@@ -95,7 +99,8 @@ def p256_public_key(public_key_hex: str, field: str) -> str:
 
 def add_login_credential(ctx: Any, *, user_id: str, public_key_hex: str, expiration_seconds: int,
                          invalidate_existing: bool, name: str,
-                         credential_type: str = "CREDENTIAL_TYPE_LOGIN") -> str:
+                         credential_type: str = "CREDENTIAL_TYPE_LOGIN",
+                         session_profile_id: str | None = None) -> str:
     """Register ``public_key_hex`` as an expiring P-256 API key of ``user_id``; its id.
 
     The key lives in the user's own organization. Expiring keys count toward the per-user
@@ -122,11 +127,13 @@ def add_login_credential(ctx: Any, *, user_id: str, public_key_hex: str, expirat
         existing.expires_at = ctx.now + timedelta(seconds=expiration_seconds)
         existing.expiration_seconds = str(expiration_seconds)
         existing.credential_type = credential_type
+        existing.session_profile_id = session_profile_id
         return existing.id
     key = add_api_key(session, user.organization_id, user_id, ApiKeyParams(
         api_key_name=name[:256], public_key=public_key, curve_type="API_KEY_CURVE_P256",
         expiration_seconds=str(expiration_seconds)), ctx.now, field="publicKey")
     key.credential_type = credential_type
+    key.session_profile_id = session_profile_id
     session.flush()
     return key.id
 

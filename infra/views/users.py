@@ -21,6 +21,7 @@ from typing import Any, Final
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
+from infra.access.mfa_view import user_section as mfa_policies_section
 from infra.clock import as_utc, now, wire_timestamp
 from infra.db.models.organizations import ApiKey, User
 from infra.identity.directory import user_identity_section
@@ -31,6 +32,7 @@ Section = Callable[[Session, Sequence[str]], dict[str, dict[str, list[Any]]]]
 USER_SECTIONS: Final[tuple[Section, ...]] = (
     user_identity_section,   # oauthProviders, userTags
     authenticators_section,  # authenticators
+    mfa_policies_section,    # mfaPolicies (infra.access.mfa_view)
 )
 
 
@@ -45,6 +47,8 @@ def render_api_key(key: ApiKey) -> dict[str, Any]:
     }
     if key.expiration_seconds:
         out["expirationSeconds"] = key.expiration_seconds
+    if key.session_profile_id:
+        out["credential"]["sessionProfileId"] = key.session_profile_id
     return out
 
 

@@ -5,7 +5,8 @@ import { busy, code, facts, field, h, json, kindOf, pagedTable, reported, second
 
 // How many of the newest activities the page reads (pages of 100).
 const LATEST = 1000;
-const STATUSES = ["CREATED", "PENDING", "COMPLETED", "FAILED", "CONSENSUS_NEEDED", "REJECTED"];
+const STATUSES = ["CREATED", "PENDING", "COMPLETED", "FAILED", "CONSENSUS_NEEDED", "REJECTED",
+  "AUTHENTICATORS_NEEDED"];
 
 function votesOf(a, users = {}) {
   return (a.votes || []).map((v) => h("span", { class: "vote" },

@@ -153,6 +153,7 @@ export function reported(activity, done) {
   const s = String(activity.status || "").replace("ACTIVITY_STATUS_", "");
   if (s === "COMPLETED") toast(done);
   else if (s === "CONSENSUS_NEEDED") toast(`Waiting for approval: ${short(activity.type)} (${activity.id})`);
+  else if (s === "AUTHENTICATORS_NEEDED") toast(`Waiting for MFA: ${short(activity.type)} (${activity.id})`);
   else toast(`${short(activity.type)}: ${s.toLowerCase()}`, s === "FAILED" || s === "REJECTED" ? "bad" : "ok");
   return s === "COMPLETED";
 }

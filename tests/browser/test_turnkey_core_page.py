@@ -22,7 +22,9 @@ from eth_utils import keccak
 from tests.browser.conftest import shot
 from tests.e2e.auth_proxy.conftest import Proxied, Tenant, new_tenant
 from tests.support.auth_proxy import token_claims
+from tests.support.keys import make_key
 from tests.support.mailboxes import code_in, text_part
+from tests.support.mfa import attested_approve, verification_token
 from tests.support.oidc_provider import OidcProvider
 
 HERE = Path(__file__).parent
@@ -216,3 +218,60 @@ def test_oauth2_code_exchange_through_the_proxy(proxied: Proxied, shop: Tenant,
     wrong = proxied.call("oauth_login", {"oidcToken": token, "publicKey": make_key().public_key},
                          shop.config_id)
     assert wrong.status_code in (400, 401), wrong.text
+
+
+SIGNING = "activity.resource == 'PRIVATE_KEY' && activity.action == 'SIGN'"
+
+
+def test_core_on_mfa_required_completes_a_signature_after_email_and_passkey_steps(
+        browser: Any, proxied: Proxied, site: int) -> None:
+    """``@turnkey/core``'s ``onMfaRequired`` in Chromium: a user signed up by email adds a
+    passkey (Chromium's virtual authenticator, ``addPasskey``) and an MFA policy (email code,
+    then passkey) for signatures; the signature waits; the email step is an ``X-Stamp-Attested``
+    approval with a fresh verification token, the passkey step core's own passkey-stamped
+    ``approveActivity``; core's polling then returns the signature."""
+    origin = f"http://localhost:{site}"  # a WebAuthn RP ID must be a name, not an address
+    tenant = new_tenant(proxied.dep, allowedOrigins=[origin])
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{origin}/index.html")
+    page.wait_for_selector("#state:has-text('ready')")
+    devtools = context.new_cdp_session(page)
+    devtools.send("WebAuthn.enable")
+    devtools.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+        "hasUserVerification": True, "isUserVerified": True}})
+    page.evaluate("(c) => window.walletdTest.init(c)", {
+        "apiBaseUrl": proxied.dep.base_url, "authProxyUrl": proxied.proxy_url,
+        "authProxyConfigId": tenant.config_id, "organizationId": tenant.api.organization_id,
+        "rpId": "localhost", "mfa": True})
+    email = "mfa.browser@example.com"
+    signed_up = _otp(page, proxied, "OTP_TYPE_EMAIL", email)
+    sub_org = str(token_claims(signed_up["sessionToken"])["organization_id"])
+    assert page.evaluate("() => window.walletdTest.addPasskey()")
+    policy_id = page.evaluate("(p) => window.walletdTest.createMfaPolicy(p)", {
+        "mfaPolicyName": "browser mfa", "condition": SIGNING, "order": 0,
+        "requiredAuthenticationMethods": [{"any": [{"type": "AUTHENTICATION_TYPE_EMAIL_OTP"}]},
+                                          {"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"}]}]})
+    page.evaluate("(m) => window.walletdTest.startSigning(m)", "mfa in the browser")
+    page.wait_for_function("() => window.walletdTest.mfaContext() !== null", timeout=60_000)
+    mfa = page.evaluate("() => window.walletdTest.mfaContext()")
+    assert mfa["activityStatus"] == "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED"
+    assert mfa["organizationId"] == sub_org
+    (status,) = mfa["mfaStatuses"]
+    assert status["mfaPolicyId"] == policy_id and status["satisfied"] is False
+    # The passkey first is the wrong step: refused.
+    with pytest.raises(Exception, match="AUTHENTICATION_TYPE_EMAIL_OTP"):
+        page.evaluate("(f) => window.walletdTest.approveWithPasskey(f)", mfa["fingerprint"])
+    client_key = make_key()
+    token = verification_token(proxied.dep, proxied.dep.client(tenant.api.stamper),  # type: ignore[arg-type]
+                               proxied.mailbox, email, client_key)
+    step = attested_approve(proxied.dep, sub_org, client_key, token, mfa["fingerprint"])
+    assert step.status_code == 200, step.text
+    assert page.evaluate("(f) => window.walletdTest.approveWithPasskey(f)",
+                         mfa["fingerprint"]) == "ACTIVITY_STATUS_COMPLETED"
+    signed = page.evaluate("() => window.walletdTest.finishSigning()")
+    assert "error" not in signed, signed
+    _check_signature(signed, "mfa in the browser")
+    shot(page, "core-page-mfa")
+    context.close()

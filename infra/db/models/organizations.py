@@ -75,6 +75,8 @@ class ApiKey(Timestamped, Base):
     #: sub-organization. ``None``: it stamps in its own organization only.
     login_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
                                                                nullable=True)
+    #: The session profile a login credential was issued under (migration 0025_access_controls).
+    session_profile_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
 
 
 class OrganizationFeature(Timestamped, Base):

@@ -1,11 +1,24 @@
 // A test page built on the official @turnkey/core (bundled with esbuild at test time).
 // The Python test drives it through window.walletdTest; every call goes through the SDK.
-import { TurnkeyClient } from "@turnkey/core";
+import { StamperType, TurnkeyClient } from "@turnkey/core";
 
 let client = null;
 
-async function init({ apiBaseUrl, authProxyUrl, authProxyConfigId, organizationId }) {
-  client = new TurnkeyClient({ apiBaseUrl, authProxyUrl, authProxyConfigId, organizationId });
+// MFA (tests/browser/test_turnkey_core_page.py): core's onMfaRequired parks here until the
+// test has satisfied the steps, then core polls the activity to its end.
+const mfaState = { context: null, release: null, signing: null, done: null };
+
+async function init({ apiBaseUrl, authProxyUrl, authProxyConfigId, organizationId, rpId, mfa }) {
+  const config = { apiBaseUrl, authProxyUrl, authProxyConfigId, organizationId };
+  if (rpId) config.passkeyConfig = { rpId };
+  if (mfa) {
+    config.activityPoller = { intervalMs: 250, numRetries: 120 };
+    config.onMfaRequired = async (context) => {
+      mfaState.context = context;
+      await new Promise((resolve) => { mfaState.release = resolve; });
+    };
+  }
+  client = new TurnkeyClient(config);
   await client.init();
   return client.httpClient.proxyGetWalletKitConfig({});
 }
@@ -64,5 +77,42 @@ async function proxyRaw(path, configId) {
   }
 }
 
-window.walletdTest = { init, initOtp, verifyAndSignUp, newKey, loginWithOidc, createWalletAndSign, proxyRaw };
+async function addPasskey() {
+  return client.addPasskey({ name: "browser passkey" });
+}
+
+async function createMfaPolicy(params) {
+  const session = await client.getSession();
+  const answer = await client.httpClient.createMfaPolicy({ ...params, userId: session.userId,
+    organizationId: session.organizationId });
+  return answer.mfaPolicyId;
+}
+
+function startSigning(message) {
+  mfaState.context = null;
+  mfaState.signing = createWalletAndSign(message).then((r) => { mfaState.done = r; },
+    (e) => { mfaState.done = { error: String((e && e.message) || e) }; });
+  return true;
+}
+
+function mfaContext() {
+  return mfaState.context;
+}
+
+async function approveWithPasskey(fingerprint) {
+  const session = await client.getSession();
+  const answer = await client.httpClient.approveActivity(
+    { fingerprint, organizationId: session.organizationId }, StamperType.Passkey);
+  return answer.activity.status;
+}
+
+async function finishSigning() {
+  mfaState.release();
+  await mfaState.signing;
+  return mfaState.done;
+}
+
+window.walletdTest = { init, initOtp, verifyAndSignUp, newKey, loginWithOidc, createWalletAndSign,
+  proxyRaw, addPasskey, createMfaPolicy, startSigning, mfaContext, approveWithPasskey,
+  finishSigning };
 document.getElementById("state").textContent = "ready";

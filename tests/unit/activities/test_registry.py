@@ -75,6 +75,9 @@ def test_root_quorum_only_specs_and_the_engines_kinds_agree() -> None:
     assert flagged == ROOT_QUORUM_KINDS == {
         "UPDATE_ROOT_QUORUM", "SET_ORGANIZATION_FEATURE", "REMOVE_ORGANIZATION_FEATURE",
         "UPDATE_ORGANIZATION_NAME", "ENABLE_AUTH_PROXY", "DISABLE_AUTH_PROXY",
-        "UPDATE_AUTH_PROXY_CONFIG"}
+        "UPDATE_AUTH_PROXY_CONFIG",
+        # Access controls (docs/ACCESS.md): operator controls, like the features.
+        "SET_IP_ALLOWLIST", "REMOVE_IP_ALLOWLIST", "CREATE_SESSION_PROFILE",
+        "CREATE_MFA_POLICY", "UPDATE_MFA_POLICY", "DELETE_MFA_POLICY"}
     unflagged = {activity_kind(v.type) for s in SPECS if not s.root_quorum_only for v in s.versions}
     assert not unflagged & ROOT_QUORUM_KINDS

@@ -7,13 +7,13 @@ Every process remembers the API key behind a stamp and the key ``signWith`` name
 SQLite has no NOTIFY: there the caches stay empty.
 
 Revision ID: 0021_hot_path
-Revises: 0013_one_head
+Revises: 0020_verified_identities
 Create Date: 2026-11-26 06:00:00.000000
 """
 from alembic import op
 
 revision = '0021_hot_path'
-down_revision = '0013_one_head'
+down_revision = '0020_verified_identities'
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """audit log: staged leaves, leaves, perfect-subtree nodes, checkpoints, app proofs, boots
 
 Revision ID: 0023_audit_log
-Revises: 0021_hot_path (re-chained in the hotpath branch: prefixes in order)
+Revises: 0021_hot_path
 Create Date: 2026-11-26 05:40:00.000000
 """
 from alembic import op

@@ -1,0 +1,143 @@
+"""Session profiles: sessions issued with a limited scope and a bounded lifetime.
+
+A profile is created in an organization and is visible to it and its sub-organizations
+(where end users' sessions live); it is immutable. A login naming ``sessionProfileId``
+(``stamp_login``, ``otp_login``, ``oauth_login``, ``create_read_write_session``) issues a
+session whose lifetime is at most the profile's ``expirationSeconds``, whose credential
+remembers the profile (``api_keys.session_profile_id``) and whose JWT carries
+``session_profile_id`` and, as ``session_type``, the profile's name (as Turnkey documents).
+
+Every request stamped with such a session evaluates the profile's ``scope`` (policy
+language) with ``activity`` (for a submit: as policies see it; for a query:
+``{type: "QUERY", kind: "QUERY", resource: "QUERY", action: "READ", params: {}}``),
+``credentials`` (the session's own credential) and ``time``. Anything but ``true``
+(``false``, or an expression that cannot be evaluated) refuses the request with a 403.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from sqlalchemy.orm import Session
+
+from infra import safejson
+from infra.clock import now as clock_now
+from infra.clock import wire_timestamp
+from infra.db.models.access import SessionProfile
+from infra.errors import InvalidRequest, NotFound, PermissionDenied
+from infra.identity.ancestry import organization_chain
+from infra.policy.evaluator import PolicyEvaluationFailed, compiled
+from infra.policy.variables import activity_variable, credential_variable, variables
+
+if TYPE_CHECKING:
+    from infra.auth.principal import Principal
+
+QUERY_ACTIVITY: Final = {"type": "QUERY", "kind": "QUERY", "resource": "QUERY",
+                         "action": "READ", "params": {}}
+#: The most a profile may allow (a year), as login ``expirationSeconds``.
+MAX_EXPIRATION_SECONDS: Final = 31_536_000
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What enforcement needs of a profile (immutable: remembered for good)."""
+
+    id: str
+    name: str
+    scope: str
+    expiration_seconds: int | None
+
+
+_LOCK = threading.Lock()
+_PROFILES: dict[str, Profile] = {}
+
+
+def _profile(row: SessionProfile) -> Profile:
+    return Profile(row.id, row.name, row.scope, row.expiration_seconds)
+
+
+def visible_profile(session: Session, organization_id: str, profile_id: str) -> Profile:
+    """The profile ``profile_id`` if ``organization_id`` or an ancestor created it; a 404."""
+    row = session.get(SessionProfile, profile_id)
+    if row is None or row.organization_id not in organization_chain(session, organization_id):
+        raise NotFound(f"session profile not found: {profile_id}")
+    return _profile(row)
+
+
+def bound(session: Session, organization_id: str, profile_id: str | None,
+          ttl: int) -> tuple[int, Profile | None]:
+    """A login's lifetime under the profile it names (``None``: no profile)."""
+    if not profile_id:
+        return ttl, None
+    profile = visible_profile(session, organization_id, profile_id)
+    if profile.expiration_seconds is not None:
+        ttl = min(ttl, profile.expiration_seconds)
+    return ttl, profile
+
+
+def _cached(session: Session, profile_id: str) -> Profile | None:
+    with _LOCK:
+        found = _PROFILES.get(profile_id)
+    if found is not None:
+        return found
+    row = session.get(SessionProfile, profile_id)
+    if row is None:
+        return None
+    found = _profile(row)
+    with _LOCK:
+        if len(_PROFILES) < 100_000:
+            _PROFILES[profile_id] = found
+    return found
+
+
+def _activity_of(body: bytes) -> dict[str, Any]:
+    try:
+        data = safejson.loads(body)
+    except safejson.MalformedJson:
+        return dict(QUERY_ACTIVITY)
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        return dict(QUERY_ACTIVITY)
+    parameters = data.get("parameters")
+    return activity_variable(data["type"], parameters if isinstance(parameters, dict) else {})
+
+
+def enforce(session: Session, principal: Principal, body: bytes) -> None:
+    """Refuse (403) a request made with a session whose profile's scope is not ``true``."""
+    profile_id = principal.session_profile_id
+    if not profile_id:
+        return
+    profile = _cached(session, profile_id)
+    if profile is None:
+        raise PermissionDenied(f"the session's profile {profile_id} no longer exists")
+    env = variables(activity=_activity_of(body), now=clock_now(), credentials=[
+        credential_variable(principal.credential_id, user_id=principal.user_id,
+                            credential_type=principal.credential_type,
+                            public_key=principal.public_key)])
+    try:
+        allowed = compiled(profile.scope, "scope")(env)
+    except (PolicyEvaluationFailed, InvalidRequest):
+        allowed = False
+    if allowed is not True:
+        raise PermissionDenied(
+            f"request outside the scope of session profile {profile.name!r} ({profile.id}): "
+            "its scope did not evaluate to true; log in without the profile or with one "
+            "whose scope allows it")
+
+
+def check_scope(scope: str) -> None:
+    """A 400 when ``scope`` is not a policy-language expression."""
+    compiled(scope, "parameters.scope")
+
+
+def render(row: SessionProfile) -> dict[str, Any]:
+    """``v1SessionProfile``."""
+    out: dict[str, Any] = {"sessionProfileId": row.id, "sessionProfileName": row.name,
+                           "scope": row.scope, "createdAt": wire_timestamp(row.created_at),
+                           "updatedAt": wire_timestamp(row.updated_at)}
+    if row.expiration_seconds is not None:
+        out["expirationSeconds"] = str(row.expiration_seconds)
+    if row.notes:
+        out["notes"] = row.notes
+    return out
