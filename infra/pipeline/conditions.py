@@ -1,6 +1,7 @@
 """Condition variables of one activity: ``wallet``, ``wallets``, ``wallet_account``,
 ``private_key``, ``eth.tx``, ``eth.eip_7702_authorization``, ``eth.eip_712``, ``solana.tx``,
-``tron.tx`` and ``bitcoin.tx`` (PROTOCOL.md §8.3).
+``tron.tx``, ``bitcoin.tx`` (PROTOCOL.md §8.3) and ``secrets`` (``{id, name, properties}``
+of the secrets an ``export_secrets`` names or an ``import_secrets`` brings).
 
 Built from the activity's parameters and the organization's wallet rows. A transaction's
 variables come from its chain module (``infra.chains``). ``eth.tx.from`` is the signing address
@@ -24,6 +25,7 @@ from sqlalchemy.orm import Session
 from infra import chains
 from infra.contract_calls import decode_contract_call
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
+from infra.db.models.secrets import Secret
 from infra.db.models.wallets import PrivateKey, Wallet
 from infra.errors import WalletError
 from infra.policy.variables import (
@@ -33,6 +35,7 @@ from infra.policy.variables import (
     wallet_account_variable,
     wallet_variable,
 )
+from infra.secrets.store import policy_variable as secret_variable
 from infra.wallets.store import Signer, SigningTarget, resolve_sign_with
 
 EIP712 = "PAYLOAD_ENCODING_EIP712"
@@ -119,6 +122,25 @@ def _wallets(session: Session, organization_id: str, ids: list[str]) -> list[dic
     return [_wallet(w) for w in rows]
 
 
+def _secrets(session: Session, organization_id: str, kind: str,
+             params: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """``secrets``: the rows an export names, or the names/properties an import brings."""
+    items = params.get("secrets")
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        return None
+    if kind == "EXPORT_SECRETS":
+        ids = [str(i.get("secretId", "")) for i in items]
+        rows = session.scalars(select(Secret).where(
+            Secret.organization_id == organization_id, Secret.id.in_(ids)))
+        return [secret_variable(r) for r in rows]
+    if kind == "IMPORT_SECRETS":
+        return [{"id": "", "name": str(i.get("name") or ""),
+                 "properties": {str(p.get("key")): str(p.get("value"))
+                                for p in i.get("staticProperties") or [] if isinstance(p, dict)}}
+                for i in items]
+    return None
+
+
 def condition_context(
     session: Session, organization_id: str, activity_type: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -144,6 +166,9 @@ def condition_context(
         key = session.get(PrivateKey, key_id)
         if key is not None and key.organization_id == organization_id:
             context["private_key"] = _private_key(key)
+    secrets = _secrets(session, organization_id, kind, params)
+    if secrets is not None:
+        context["secrets"] = secrets
     if kind == "SIGN_TRANSACTION":
         context.update(_transaction(session, organization_id, params, sender, target))
     eth = _eth(kind, params)

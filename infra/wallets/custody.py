@@ -30,6 +30,7 @@ from infra.crypto.keyring import (
     init_keyring_file,
     load_keyring_file,
 )
+from infra.db.models.secrets import Secret
 from infra.db.models.wallets import ImportTarget, PrivateKey, ServiceKey, Wallet
 from infra.errors import Internal
 
@@ -40,7 +41,7 @@ SIGNER_NAME = "bundle-signer"
 RELOAD_CHECK_S = 1.0
 #: Tables with ``wrapped_key`` / ``ciphertext`` columns; other concepts append theirs (each
 #: such model names its context with a ``SEALED_KIND`` class attribute).
-SEALED_TABLES: list[type[Any]] = [Wallet, PrivateKey, ImportTarget, ServiceKey]
+SEALED_TABLES: list[type[Any]] = [Wallet, PrivateKey, ImportTarget, ServiceKey, Secret]
 
 
 def row_context(row: Any) -> bytes:
