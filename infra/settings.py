@@ -34,6 +34,23 @@ def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tupl
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def _chain_rpc(raw: str) -> tuple[tuple[str, str], ...]:
+    """``caip2=url`` pairs, comma-separated (a CAIP-2 id holds one ``:``, a URL none of ``,``).
+
+    Raises:
+        ValueError: an entry without ``=``.
+    """
+    pairs = []
+    for entry in (part.strip() for part in raw.split(",")):
+        if not entry:
+            continue
+        caip2, sep, url = entry.partition("=")
+        if not sep or not caip2.strip() or not url.strip():
+            raise ValueError(f"WALLETD_CHAIN_RPC entries are caip2=url, got {entry!r}")
+        pairs.append((caip2.strip(), url.strip()))
+    return tuple(pairs)
+
+
 #: Issuers of Google, Apple and Facebook ID tokens.
 DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
                         "https://www.facebook.com")
@@ -121,6 +138,14 @@ class Settings:
             (0: none). The ingress and ``walletd up`` serve them on the API port.
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
+        chain_rpc: ``(caip2, JSON-RPC URL)`` of every chain walletd may broadcast to
+            (``WALLETD_CHAIN_RPC=eip155:1=https://…,solana:…=https://…``).
+        chain_allow: Hosts/CIDRs chain RPC may reach over plain http or private addresses
+            (``WALLETD_CHAIN_ALLOW``; otherwise public https only, as for webhooks).
+        broadcast_poll_ms: How often signing workers look for transactions to broadcast or
+            follow (``WALLETD_BROADCAST_POLL_MS``).
+        broadcast_stuck_s: How long a broadcast transaction may stay unincluded before it is
+            replaced with higher fees (``WALLETD_BROADCAST_STUCK_S``).
     """
 
     data_dir: Path = Path("./data")
@@ -165,6 +190,10 @@ class Settings:
     log_format: Literal["text", "json"] = "text"
     metrics_port: int = 0
     shutdown_timeout_s: int = 30
+    chain_rpc: tuple[tuple[str, str], ...] = ()
+    chain_allow: tuple[str, ...] = ()
+    broadcast_poll_ms: int = 500
+    broadcast_stuck_s: int = 30
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -221,6 +250,10 @@ class Settings:
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
+            chain_rpc=_chain_rpc(e.get("WALLETD_CHAIN_RPC", "")),
+            chain_allow=_list(e, "WALLETD_CHAIN_ALLOW"),
+            broadcast_poll_ms=_int(e, "WALLETD_BROADCAST_POLL_MS", 500),
+            broadcast_stuck_s=_int(e, "WALLETD_BROADCAST_STUCK_S", 30),
         )
 
     def threads_for(self, queue: str) -> int:

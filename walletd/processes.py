@@ -13,6 +13,7 @@ import consensus.actors
 import consensus.sweeper
 import workers.actors
 from infra.bootstrap import Services
+from infra.broadcast import tracker
 from infra.messaging import queues
 
 #: Optional service packages whose ``actors.declare(services)`` exists once built.
@@ -107,6 +108,9 @@ def start_workers(services: Services, queue_names: set[str], threads: int | None
         workers[name].start()
     if sweep and queues.CONSENSUS in queue_names:
         consensus.sweeper.start(services, stop)
+    if sweep and queues.SIGNING in queue_names:
+        # Broadcasting re-signs stuck transactions: it runs where the signing keys are.
+        tracker.start(services, stop)
     if sweep and queues.NOTIFICATIONS in queue_names:
         for name in OPTIONAL_LOOPS:
             try:
