@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_, select, update
@@ -155,9 +155,11 @@ def _eth_follow(services: Services, rpc: ChainRpc, row: SendTransaction) -> None
     if found is not None:
         _eth_included(services, rpc, row, *found)
         return
-    moment = now()
     stuck = timedelta(seconds=services.settings.broadcast_stuck_s)
-    if row.broadcast_at is not None and moment - row.broadcast_at >= stuck:
+    sent_at = row.broadcast_at
+    if sent_at is not None and sent_at.tzinfo is None:  # SQLite keeps no offset: stored as UTC
+        sent_at = sent_at.replace(tzinfo=UTC)
+    if sent_at is not None and now() - sent_at >= stuck:
         _eth_replace(services, rpc, row)
         return
     if rpc.call("eth_getTransactionByHash", [row.tx_hash]) is None:

@@ -265,3 +265,35 @@ def test_status_of_another_organization_is_not_found(chain_dep: Deployment,
     response = theirs.query("get_send_transaction_status",
                             {"sendTransactionStatusId": result["sendTransactionStatusId"]})
     assert response.status_code == 404, response.text
+
+
+def test_status_changes_reach_webhooks(chain_dep: Deployment, anvil: Anvil) -> None:
+    import time
+
+    from turnkey_sdk_types import CreateWebhookEndpointBody, v1WebhookSubscriptionParams
+
+    from tests.support.webhook_receiver import WebhookReceiver
+
+    with WebhookReceiver() as receiver:
+        chain_dep.client().create_webhook_endpoint(CreateWebhookEndpointBody(
+            url=receiver.url, name="send status",
+            subscriptions=[v1WebhookSubscriptionParams(
+                eventType="SEND_TRANSACTION_STATUS_UPDATES")]))
+        sender = funded_account(chain_dep, anvil)
+        api = RawApi(chain_dep, chain_dep.root, chain_dep.root.organization_id)
+        result = api.ok("eth_send_transaction", "ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2", {
+            "from": sender, "caip2": CAIP2, "calls": [{"to": fresh_address(), "value": "5"}]})
+        status_id = result["sendTransactionStatusId"]
+        deadline = time.monotonic() + 60
+        seen: list[str] = []
+        while time.monotonic() < deadline and "INCLUDED" not in seen:
+            seen = [r.json()["msg"]["txStatus"] for r in list(receiver.requests)
+                    if r.json()["msg"]["sendTransactionStatusId"] == status_id]
+            time.sleep(0.2)
+        assert set(seen) == {"INITIALIZED", "BROADCASTING", "INCLUDED"}, seen
+        included = next(r.json() for r in list(receiver.requests)
+                        if r.json()["msg"]["sendTransactionStatusId"] == status_id
+                        and r.json()["msg"]["txStatus"] == "INCLUDED")
+        assert included["type"] == "SEND_TRANSACTION_STATUS_UPDATES"
+        assert included["msg"]["eth"]["txHash"] == wait_status(chain_dep, status_id)["eth"]["txHash"]
+        assert len(seen) == len(set(seen))  # one delivery per status
