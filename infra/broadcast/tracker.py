@@ -13,6 +13,7 @@ a node either accepts once or answers "already known". A replacement is committe
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ from typing import Any
 from sqlalchemy import or_, select, update
 
 from infra.bootstrap import Services
-from infra.broadcast import ethereum, status
+from infra.broadcast import ethereum, solana, status
 from infra.broadcast.rpc import ChainRpc, NodeUnavailable, RpcError, chain, quantity
 from infra.clock import now
 from infra.db.models.broadcast import SendTransaction
@@ -175,7 +176,9 @@ def _eth_follow(services: Services, rpc: ChainRpc, row: SendTransaction) -> None
 def step(services: Services, row: SendTransaction) -> None:
     """One step of one row: send, follow, replace or settle it."""
     rpc = chain(services.settings, row.caip2)
-    if row.status == status.INITIALIZED:
+    if row.chain == "solana":
+        solana.step(rpc, row, functools.partial(_record, services), _poll(services))
+    elif row.status == status.INITIALIZED:
         _eth_send(services, rpc, row)
     else:
         _eth_follow(services, rpc, row)
