@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from sqlalchemy import delete
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress
-from infra.errors import FailedPrecondition
 from infra.messaging import queues
 from infra.wallets import store
+from infra.wallets.deletion import deletable, delete_secrets
 from infra.wiremodel import WireModel
 
 
@@ -22,29 +21,19 @@ class Params(WireModel):
     delete_without_export: bool | None = None
 
 
-def _targets(params: Params, session: Any, organization_id: str) -> list[PrivateKey]:
-    keys = [store.private_key_in_org(session, organization_id, k) for k in params.private_key_ids]
-    if not params.delete_without_export:
-        unexported = [k.id for k in keys if not k.exported]
-        if unexported:
-            raise FailedPrecondition(
-                f"private keys not exported yet: {', '.join(unexported)}; export them first or "
-                "send deleteWithoutExport: true"
-            )
-    return keys
+def _targets(params: Params, ctx: CheckContext | ActivityContext) -> list[PrivateKey]:
+    return deletable(ctx.session, ctx.organization_id, params.private_key_ids,
+                     store.private_key_in_org, noun="private keys",
+                     delete_without_export=params.delete_without_export)
 
 
 def check(params: Params, ctx: CheckContext) -> None:
-    _targets(params, ctx.session, ctx.organization_id)
+    _targets(params, ctx)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    keys = _targets(params, ctx.session, ctx.organization_id)
-    for key in keys:
-        ctx.session.execute(delete(PrivateKeyAddress).where(PrivateKeyAddress.private_key_id == key.id))
-        ctx.session.delete(key)
-    ctx.session.flush()
-    return {"privateKeyIds": [k.id for k in keys]}
+    return {"privateKeyIds": delete_secrets(ctx.session, _targets(params, ctx),
+                                            PrivateKeyAddress.private_key_id)}
 
 
 SPEC = ActivitySpec(

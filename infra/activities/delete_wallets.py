@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from sqlalchemy import delete
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.db.models.wallets import WalletAccount
-from infra.errors import FailedPrecondition
+from infra.db.models.wallets import Wallet, WalletAccount
 from infra.messaging import queues
 from infra.wallets import store
+from infra.wallets.deletion import deletable, delete_secrets
 from infra.wiremodel import WireModel
 
 
@@ -22,29 +21,18 @@ class Params(WireModel):
     delete_without_export: bool | None = None
 
 
-def _targets(params: Params, session: Any, organization_id: str) -> list[Any]:
-    wallets = [store.wallet_in_org(session, organization_id, w) for w in params.wallet_ids]
-    if not params.delete_without_export:
-        unexported = [w.id for w in wallets if not w.exported]
-        if unexported:
-            raise FailedPrecondition(
-                f"wallets not exported yet: {', '.join(unexported)}; export them first or "
-                "send deleteWithoutExport: true"
-            )
-    return wallets
+def _targets(params: Params, ctx: CheckContext | ActivityContext) -> list[Wallet]:
+    return deletable(ctx.session, ctx.organization_id, params.wallet_ids, store.wallet_in_org,
+                     noun="wallets", delete_without_export=params.delete_without_export)
 
 
 def check(params: Params, ctx: CheckContext) -> None:
-    _targets(params, ctx.session, ctx.organization_id)
+    _targets(params, ctx)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    wallets = _targets(params, ctx.session, ctx.organization_id)
-    for wallet in wallets:
-        ctx.session.execute(delete(WalletAccount).where(WalletAccount.wallet_id == wallet.id))
-        ctx.session.delete(wallet)
-    ctx.session.flush()
-    return {"walletIds": [w.id for w in wallets]}
+    return {"walletIds": delete_secrets(ctx.session, _targets(params, ctx),
+                                        WalletAccount.wallet_id)}
 
 
 SPEC = ActivitySpec(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.messaging import queues
+from infra.activities.logins import login_spec
+from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.sessions import otp
 from infra.sessions.delivery import check_sms_template
 from infra.sessions.flows import send_code
@@ -92,20 +92,14 @@ def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
     return {"otpId": row.id}
 
 
-SPEC = ActivitySpec(
-    path="init_otp_auth",
-    versions=(
-        Version("ACTIVITY_TYPE_INIT_OTP_AUTH_V3", Params, "initOtpAuthIntentV3",
-                "initOtpAuthResultV2"),
-        Version("ACTIVITY_TYPE_INIT_OTP_AUTH_V2", ParamsV2, "initOtpAuthIntentV2",
-                "initOtpAuthResultV2"),
-        Version("ACTIVITY_TYPE_INIT_OTP_AUTH", ParamsV1, "initOtpAuthIntent",
-                "initOtpAuthResult"),
-    ),
+SPEC = login_spec(
+    "init_otp_auth",
+    Version("ACTIVITY_TYPE_INIT_OTP_AUTH_V3", Params, "initOtpAuthIntentV3",
+            "initOtpAuthResultV2"),
+    Version("ACTIVITY_TYPE_INIT_OTP_AUTH_V2", ParamsV2, "initOtpAuthIntentV2",
+            "initOtpAuthResultV2"),
+    Version("ACTIVITY_TYPE_INIT_OTP_AUTH", ParamsV1, "initOtpAuthIntent",
+            "initOtpAuthResult"),
     execute=execute,
     check=check,
-    pool=queues.ACCOUNTS,
-    resource="AUTH",
-    action="CREATE",
-    parent_may_submit=True,
 )

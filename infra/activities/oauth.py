@@ -12,22 +12,18 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.activities.logins import login_spec
+from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.crypto import hpke
 from infra.errors import InvalidRequest
-from infra.messaging import queues
+from infra.sessions.credential_bundles import issue_bundle
 from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
 from infra.sessions.oidc_login import spend_login, verify_login
 from infra.sessions.params import seconds
 from infra.sessions.redaction import reveal
-from infra.sessions.tokens import (
-    DEFAULT_SESSION_SECONDS,
-    add_login_credential,
-    credential_bundle,
-    new_session_key,
-)
+from infra.sessions.tokens import DEFAULT_SESSION_SECONDS
 from infra.wiremodel import WireModel
 
 
@@ -57,23 +53,18 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token,
                          params.target_public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
-    public_key, private_key = new_session_key()
-    bundle = credential_bundle(params.target_public_key, private_key)
-    api_key_id = add_login_credential(
-        ctx, user_id=login.target.user_id, public_key_hex=public_key,
+    issued = issue_bundle(
+        ctx, user_id=login.target.user_id, target_public_key=params.target_public_key,
         expiration_seconds=ttl, invalidate_existing=params.invalidate_existing,
         name=params.api_key_name or f"Oauth - {ctx.now.isoformat()}",
         credential_type="CREDENTIAL_TYPE_OAUTH_KEY_P256")
-    return {"userId": login.target.user_id, "apiKeyId": api_key_id, "credentialBundle": bundle}
+    return {"userId": login.target.user_id, "apiKeyId": issued.api_key_id,
+            "credentialBundle": issued.bundle}
 
 
-SPEC = ActivitySpec(
-    path="oauth",
-    versions=(Version("ACTIVITY_TYPE_OAUTH", Params, "oauthIntent", "oauthResult"),),
+SPEC = login_spec(
+    "oauth",
+    Version("ACTIVITY_TYPE_OAUTH", Params, "oauthIntent", "oauthResult"),
     execute=execute,
     check=check,
-    pool=queues.ACCOUNTS,
-    resource="AUTH",
-    action="CREATE",
-    parent_may_submit=True,
 )

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, Version
+from infra.activities.logins import login_spec
+from infra.activities.spec import ActivityContext, Version
 from infra.errors import InvalidRequest
 from infra.identity.ancestry import organization_chain
-from infra.messaging import queues
 from infra.sessions.egress import Egress
 from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import (
@@ -70,13 +70,9 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     return {"oidcToken": token}
 
 
-SPEC = ActivitySpec(
-    path="oauth2_authenticate",
-    versions=(Version("ACTIVITY_TYPE_OAUTH2_AUTHENTICATE", Params, "oauth2AuthenticateIntent",
-                      "oauth2AuthenticateResult"),),
+SPEC = login_spec(
+    "oauth2_authenticate",
+    Version("ACTIVITY_TYPE_OAUTH2_AUTHENTICATE", Params, "oauth2AuthenticateIntent",
+            "oauth2AuthenticateResult"),
     execute=execute,
-    pool=queues.ACCOUNTS,
-    resource="AUTH",
-    action="CREATE",
-    parent_may_submit=True,
 )

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.messaging import queues
+from infra.activities.logins import login_spec
+from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
@@ -61,13 +61,9 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     return {"session": session_jwt}
 
 
-SPEC = ActivitySpec(
-    path="oauth_login",
-    versions=(Version("ACTIVITY_TYPE_OAUTH_LOGIN", Params, "oauthLoginIntent", "oauthLoginResult"),),
+SPEC = login_spec(
+    "oauth_login",
+    Version("ACTIVITY_TYPE_OAUTH_LOGIN", Params, "oauthLoginIntent", "oauthLoginResult"),
     execute=execute,
     check=check,
-    pool=queues.ACCOUNTS,
-    resource="AUTH",
-    action="CREATE",
-    parent_may_submit=True,
 )

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.activities.logins import login_spec
+from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.db.models.organizations import User
 from infra.errors import InvalidRequest
-from infra.messaging import queues
+from infra.sessions.credential_bundles import issue_bundle
 from infra.sessions.flows import check_code
 from infra.sessions.otp import INVALID_CODE
 from infra.sessions.params import seconds, timestamp_name
-from infra.sessions.tokens import (
-    DEFAULT_SESSION_SECONDS,
-    add_login_credential,
-    credential_bundle,
-    new_session_key,
-)
+from infra.sessions.tokens import DEFAULT_SESSION_SECONDS, credential_bundle
 from infra.wiremodel import WireModel
 
 CREDENTIAL_TYPE = "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256"
@@ -44,24 +40,18 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user = ctx.session.get(User, row.user_id) if row.user_id else None
     if user is None:
         raise InvalidRequest(INVALID_CODE)
-    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
-    public_key, private_key = new_session_key()
-    key_id = add_login_credential(
-        ctx, user_id=user.id, public_key_hex=public_key, expiration_seconds=ttl,
+    issued = issue_bundle(
+        ctx, user_id=user.id, target_public_key=params.target_public_key,
+        expiration_seconds=seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS),
         invalidate_existing=params.invalidate_existing,
         name=params.api_key_name or timestamp_name("OTP Auth", ctx.now),
         credential_type=CREDENTIAL_TYPE)
-    return {"userId": user.id, "apiKeyId": key_id,
-            "credentialBundle": credential_bundle(params.target_public_key, private_key)}
+    return {"userId": user.id, "apiKeyId": issued.api_key_id, "credentialBundle": issued.bundle}
 
 
-SPEC = ActivitySpec(
-    path="otp_auth",
-    versions=(Version("ACTIVITY_TYPE_OTP_AUTH", Params, "otpAuthIntent", "otpAuthResult"),),
+SPEC = login_spec(
+    "otp_auth",
+    Version("ACTIVITY_TYPE_OTP_AUTH", Params, "otpAuthIntent", "otpAuthResult"),
     execute=execute,
     check=check,
-    pool=queues.ACCOUNTS,
-    resource="AUTH",
-    action="CREATE",
-    parent_may_submit=True,
 )

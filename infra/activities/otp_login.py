@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.activities.logins import login_spec
+from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.errors import Unauthenticated
-from infra.messaging import queues
 from infra.sessions.extension import service_keys
 from infra.sessions.params import chain_of, seconds, timestamp_name
 from infra.sessions.redaction import reveal
@@ -86,16 +86,10 @@ def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
     return {"session": session}
 
 
-SPEC = ActivitySpec(
-    path="otp_login",
-    versions=(
-        Version("ACTIVITY_TYPE_OTP_LOGIN_V2", Params, "otpLoginIntentV2", "otpLoginResult"),
-        Version("ACTIVITY_TYPE_OTP_LOGIN", ParamsV1, "otpLoginIntent", "otpLoginResult"),
-    ),
+SPEC = login_spec(
+    "otp_login",
+    Version("ACTIVITY_TYPE_OTP_LOGIN_V2", Params, "otpLoginIntentV2", "otpLoginResult"),
+    Version("ACTIVITY_TYPE_OTP_LOGIN", ParamsV1, "otpLoginIntent", "otpLoginResult"),
     execute=execute,
     check=check,
-    pool=queues.ACCOUNTS,
-    resource="AUTH",
-    action="CREATE",
-    parent_may_submit=True,
 )

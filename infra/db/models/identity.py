@@ -1,6 +1,6 @@
 """Identity beyond API keys: passkeys, OAuth providers, tags, invitations, contract interfaces.
 
-Tables of the ``identity`` migration branch (``0003_identity``). Foreign keys point only at
+Tables of the ``identity`` migration (``0003_identity``). Foreign keys point only at
 foundation tables (organizations, users) or at tables of this module. Which private keys carry
 a private-key tag is stored on the private key itself (``private_keys.tags``, the wallets
 concept's column that ``v1PrivateKey.privateKeyTags`` shows).

@@ -1,6 +1,6 @@
 """OAuth 2.0 client credentials and the uses of OIDC tokens.
 
-Tables of the ``oauth`` migration branch (``0011_oauth``). Foreign keys point only at the
+Tables of the ``oauth`` migration (``0011_oauth``). Foreign keys point only at the
 foundation's organizations.
 """
 

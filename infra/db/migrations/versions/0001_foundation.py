@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0001_foundation'
 down_revision = None
-branch_labels = ('foundation',)
+branch_labels = None
 depends_on = None
 
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0002_wallets'
 down_revision = '0001_foundation'
-branch_labels = ('wallets',)
+branch_labels = None
 depends_on = None
 
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0003_identity'
 down_revision = '0001_foundation'
-branch_labels = ('identity',)
+branch_labels = None
 depends_on = None
 
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0004_policies'
 down_revision = '0001_foundation'
-branch_labels = ('policies',)
+branch_labels = None
 depends_on = None
 
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0005_webhooks'
 down_revision = '0001_foundation'
-branch_labels = ('webhooks',)
+branch_labels = None
 depends_on = None
 
 

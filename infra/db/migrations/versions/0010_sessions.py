@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0010_sessions'
 down_revision = '0001_foundation'
-branch_labels = ('sessions',)
+branch_labels = None
 depends_on = None
 
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0011_oauth'
 down_revision = '0001_foundation'
-branch_labels = ('oauth',)
+branch_labels = None
 depends_on = None
 
 

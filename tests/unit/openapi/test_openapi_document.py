@@ -13,7 +13,7 @@ from infra.openapi import enum_values, swagger
 from infra.openapi.document import _REF, _refs, served_document
 from infra.queries import registry as queries
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "public_api.swagger.json"
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "reference" / "public_api.swagger.json"
 
 
 def test_vendored_swagger_is_the_shared_reference() -> None:
