@@ -1,7 +1,7 @@
 """secrets and broadcast: imported secrets (sealed), sent transactions, the nonce manager
 
 Revision ID: 0026_secrets_broadcast
-Revises: (the heads of landed main; re-pointed at the one head when the chain is linear)
+Revises: 0013_one_head
 Create Date: 2026-11-26 06:00:00.000000
 """
 from alembic import op
@@ -9,8 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0026_secrets_broadcast'
-down_revision = ('0002_wallets', '0004_policies', '0006_identity_unique', '0007_pipeline',
-                 '0007_webhook_notify', '0010_sessions', '0011_oauth', '0012_auth_proxy')
+down_revision = '0013_one_head'
 branch_labels = None
 depends_on = None
 
