@@ -17,10 +17,10 @@ from authproxy.gate import Gate, check_rate, config_of, set_retry_after
 from authproxy.upstream import Forwarded, Upstream
 from infra.authproxy import invalidation
 from infra.authproxy.keys import ProxyKey
-from infra.envelope import parse_json_object
 from infra.errors import WalletError
 from infra.ratelimit import Limiter, from_url
 from infra.settings import Settings
+from infra.submit_body import parse_json_object
 from ingress import errors
 from ingress.resources.api import read_body
 

@@ -81,7 +81,7 @@ from eth_keys import keys as eth_keys
 from eth_keys.exceptions import BadSignature
 from eth_utils import keccak
 
-from infra.envelope import fingerprint
+from infra.submit_body import fingerprint
 from tests.support.deployment import WORKER_GROUPS, Deployment
 from tests.support.keys import TestKey, load_p256_key, make_key
 from tests.support.private_services import PrivatePostgres, PrivateRabbit

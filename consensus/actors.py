@@ -17,11 +17,11 @@ import dramatiq
 from sqlalchemy import select
 
 from infra.activities import registry
-from infra.bootstrap import Services
 from infra.db.models.activities import Activity
-from infra.messaging import contracts
+from infra.messaging import actor_messages
 from infra.pipeline import lifecycle
 from infra.pipeline.execute import MAX_RETRIES, retry_when, run_activity
+from infra.services import Services
 
 
 def hand_to_pool(services: Services, activity_id: str) -> str | None:
@@ -34,7 +34,7 @@ def hand_to_pool(services: Services, activity_id: str) -> str | None:
     found = registry().by_type.get(row.type)
     if found is None:
         return None
-    contracts.send_execute_activity(services.broker, activity_id, found[0].pool)
+    actor_messages.send_execute_activity(services.broker, activity_id, found[0].pool)
     return found[0].pool
 
 
@@ -48,10 +48,10 @@ def declare(services: Services) -> list[dramatiq.Actor[[str], None]]:
         hand_to_pool(services, activity_id)
 
     actors: list[dramatiq.Actor[[str], None]] = []
-    for name, fn in ((contracts.EXECUTE_VOTE_ACTIVITY, _execute),
-                     (contracts.EVALUATE_ACTIVITY, _evaluate)):
+    for name, fn in ((actor_messages.EXECUTE_VOTE_ACTIVITY, _execute),
+                     (actor_messages.EVALUATE_ACTIVITY, _evaluate)):
         actors.append(dramatiq.actor(
-            broker=services.broker, actor_name=name, queue_name=contracts.ACTORS[name],
+            broker=services.broker, actor_name=name, queue_name=actor_messages.ACTORS[name],
             # Only infrastructure failures reach the broker; retry them quickly, bounded.
             max_retries=MAX_RETRIES, min_backoff=100, max_backoff=30_000, time_limit=60_000,
             retry_when=retry_when,

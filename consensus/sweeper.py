@@ -17,12 +17,12 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from infra.activities import registry
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity
-from infra.messaging import contracts
+from infra.messaging import actor_messages
 from infra.observability import metrics
 from infra.pipeline import lifecycle
+from infra.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def sweep_once(services: Services, grace: timedelta) -> int:
         if found is None:  # a type this deployment no longer serves: logged, not re-sent
             log.error("activity %s has unknown type %s; leaving it", activity_id, activity_type)
             continue
-        contracts.send_execute_activity(services.broker, activity_id, found[0].pool)
+        actor_messages.send_execute_activity(services.broker, activity_id, found[0].pool)
         sent += 1
     metrics.SWEEPER_RESENDS.inc(sent)
     if sent:

@@ -1,86 +1,104 @@
-"""Composition root: ``bootstrap(settings, role)`` builds a process's services.
+"""Composition root: ``bootstrap(settings, role)`` builds everything a process runs.
 
-Nothing connects at import time. Only worker-type roles get key material (``keyring``);
-the ingress role's settings carry no master-key location at all.
+Read it top to bottom: nothing else wires anything, and no module changes process-wide
+behaviour by being imported. Nothing connects at import time. Only worker-type roles get key
+material (:class:`~infra.worker_services.WorkerServices`); the ingress role's settings carry no
+master-key location at all and its :class:`~infra.services.Services` has no field for a key.
+
+What is wired here, in order:
+
+1. the activity status listeners (``ACTIVITY_LISTENERS``; order matters, see the comments);
+2. the stamp headers the API accepts (``stamps()``);
+3. the database: engine, session factories, quota enforcement on every flush;
+4. for worker-type roles: custody (master keyring, bundle signer), service keys, the webhook
+   signing key ring and the outbox's hand-off to the broker;
+5. process-wide subscriptions (endpoint-change notifications, the ingress's waiter).
+
+Static extension tables that are read where they are used, each one tuple written once:
+``infra.views.users.USER_SECTIONS`` (``v1User``), ``infra.queries.get_organization.
+ORGANIZATION_SECTIONS``, ``infra.discovery.DISCOVERY_KEYS``, ``infra.wallets.custody.
+SEALED_TABLES``, ``infra.sessions.redaction.SECRET_FIELDS``, ``infra.sessions.oidc.
+AUDIENCE_SOURCES``; the ``canApprove``/``canReject`` rule is ``infra.pipeline.votes.
+vote_rights`` (imported by ``infra.views.activities``); user creation takes its OIDC sign-up
+hook as an argument (``on_oidc_token=infra.sessions.oidc_login.spend_signup``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
 
 import dramatiq
-from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from infra import extensions
-from infra.db.engine import make_engine, make_read_session_factory, make_session_factory, write_lock
-from infra.db.listen import Listener
-from infra.db.unit_of_work import UnitOfWork
-from infra.messaging import queues
+from infra.auth.attested import HEADER_ATTESTED, AttestedStamps
+from infra.auth.principal import API_KEY_LOCATOR, Stamps
+from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN
+from infra.authproxy import invalidation
+from infra.clock import now_ms
+from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
+from infra.db.unit_of_work import ActivityListener
+from infra.identity import passkeys, quotas
+from infra.messaging import actor_messages, queues
 from infra.messaging.broker import build_broker
-from infra.pipeline.wait import Waiter, make_waiter
+from infra.observability import activities as activity_metrics
+from infra.pipeline.lifecycle import Settlements
+from infra.services import Services
+from infra.sessions import attested as attested_tokens
+from infra.sessions import attested_oidc, otp, redaction
+from infra.sessions.service_keys import ServiceKeys
 from infra.settings import Role, Settings
+from infra.wallets.custody import Custody, load_custody
+from infra.webhooks import keystore, outbox
+from infra.worker_services import WorkerServices
+
+__all__ = ["ACTIVITY_LISTENERS", "Services", "WorkerServices", "bootstrap", "stamps"]
+
+log = logging.getLogger(__name__)
+
+#: Roles that hold key material (and so get ``WorkerServices``).
+KEY_HOLDING_ROLES: Final = frozenset({"worker", "embedded", "cli"})
+
+#: Called as ``listener(uow, activity, previous_status)`` on every activity creation and status
+#: change, in this order, inside the transaction of the change (``infra.pipeline.lifecycle``).
+#: ``Services.uow()`` appends the process's ``Settlements.on_activity_change`` last.
+ACTIVITY_LISTENERS: Final[tuple[ActivityListener, ...]] = (
+    # 1. Secrets first: one-time codes, verification tokens, OIDC tokens and authorization codes
+    #    are sealed out of the stored body, intent and vote message on creation, and redacted
+    #    once settled, BEFORE any listener below renders the activity (the webhook outbox
+    #    copies the rendered activity into delivery rows). Pinned by
+    #    tests/unit/test_bootstrap.py.
+    redaction.seal_on_create,
+    redaction.redact_on_settle,
+    # 2. A code activity that failed with a wrong code spends its attempt again (its own
+    #    spend rolled back with the failed execution).
+    otp.count_failed_attempt,
+    # 3. The webhook outbox: ACTIVITY_UPDATES delivery rows in the same transaction.
+    outbox.on_activity_change,
+    # 4. Auth proxy configuration changes are published to proxy processes after commit.
+    invalidation.on_activity_change,
+    # 5. Log line and metrics of the committed change; binds the ids to the log context.
+    activity_metrics.on_activity_change,
+)
 
 
-@dataclass
-class Services:
-    """What one process runs with.
-
-    Attributes:
-        settings: The settings as this role sees them.
-        role: ``ingress``, ``worker``, ``embedded`` or ``cli``.
-        engine / session_factory: Database access (transactions: use ``uow()``).
-        read_session_factory: Autocommit sessions for read-only work (queries, rendering).
-        broker: The dramatiq broker.
-        keyring: Master-key access for workers (``None`` in the ingress).
-        extras: Per-concept services other modules attach (e.g. webhook signer keys).
-    """
-
-    settings: Settings
-    role: Role
-    engine: Engine
-    session_factory: sessionmaker[Session]
-    read_session_factory: sessionmaker[Session]
-    broker: dramatiq.Broker
-    keyring: Any = None
-    extras: dict[str, Any] = field(default_factory=dict)
-    _waiter: Waiter | None = None
-    _listener: Listener | None = None
-
-    @property
-    def listener(self) -> Listener | None:
-        """The process's ``LISTEN`` connection (PostgreSQL only), built on first use."""
-        if self._listener is None and self.engine.dialect.name == "postgresql":
-            url = self.engine.url.set(drivername="postgresql")
-            self._listener = Listener(url.render_as_string(hide_password=False))
-        return self._listener
-
-    @property
-    def waiter(self) -> Waiter:
-        """Waits for activities to settle (woken, not polling), built on first use."""
-        if self._waiter is None:
-            self._waiter = make_waiter(self.read_session_factory, self.listener)
-        return self._waiter
-
-    def stop_listening(self) -> None:
-        """End the waiter and the ``LISTEN`` thread (tests, shutdown)."""
-        if self._waiter is not None:
-            self._waiter.stop()
-        if self._listener is not None:
-            self._listener.stop()
-
-    def uow(self) -> UnitOfWork:
-        """A new unit of work (queued behind this process's other writers on SQLite)."""
-        return UnitOfWork(self.session_factory, write_lock(self.engine))
-
-
-#: Hooks that finish building services for worker-type roles (e.g. loading the key ring).
-#: Each is called as ``hook(services)``; registered by the modules that own the concept.
-WORKER_HOOKS: list[Callable[[Services], None]] = []
-#: Hooks called as ``hook(services)`` for every role (e.g. subscribing to notifications).
-SERVICE_HOOKS: list[Callable[[Services], None]] = []
+def stamps() -> Stamps:
+    """The stamp headers the API accepts besides ``X-Stamp`` (API keys, always tried first),
+    in order, and where each header's credential lives (downward resolution)."""
+    attested = AttestedStamps({
+        attested_tokens.SCHEME: attested_tokens.ATTESTED_SCHEME,  # verification tokens
+        attested_oidc.SCHEME: attested_oidc.ATTESTED_SCHEME,      # OIDC ID tokens
+    })
+    return Stamps(
+        verifiers={HEADER_WEBAUTHN: passkeys.verify_webauthn_stamp,
+                   HEADER_ATTESTED: attested.verify},
+        locators={HEADER_API_KEY: API_KEY_LOCATOR,
+                  HEADER_WEBAUTHN: passkeys.LOCATOR,
+                  HEADER_ATTESTED: attested.locator},
+    )
 
 
 def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None = None,
@@ -93,7 +111,6 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
     queue) and ``threads`` (default: each queue's setting) size the connection pool of a
     worker-type process: every queue has its own pool of threads.
     """
-    extensions.load()
     settings = settings.for_role(role)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     if role == "ingress":
@@ -103,19 +120,79 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         pool = max(5, sum(threads or settings.threads_for(q) for q in consumed) + 2)
     name = f"walletd-{role}" + (f"[{label}]" if label else "")
     engine = make_engine(settings.effective_database_url, pool_size=pool, application_name=name)
+    session_factory = make_session_factory(engine)
+    quotas.install(session_factory)  # resource limits checked before every flush
+    if broker is None:
+        # imported here: the supervisor picks prometheus-client's multiprocess mode first
+        from infra.observability.messages import Observe
+
+        broker = build_broker(settings.broker_url, middleware=[Observe()])
+    settlements = Settlements()
     services = Services(
         settings=settings,
         role=role,
         engine=engine,
-        session_factory=make_session_factory(engine),
+        session_factory=session_factory,
         read_session_factory=make_read_session_factory(engine),
-        broker=broker or build_broker(settings.broker_url),
+        broker=broker,
+        # the settled announcement runs last, once every other listener has seen the change
+        activity_listeners=(*ACTIVITY_LISTENERS, settlements.on_activity_change),
+        settlements=settlements,
+        stamps=stamps(),
     )
-    for hook in SERVICE_HOOKS:
-        hook(services)
-    if role in ("worker", "embedded", "cli"):
-        for hook in WORKER_HOOKS:
-            hook(services)
+    if role in KEY_HOLDING_ROLES:
+        custody = _custody(settings, session_factory)
+        webhook_keys = keystore.KeyRingFile(keystore.keyring_path(settings.data_dir),
+                                            now_ms=now_ms())
+        services = WorkerServices(
+            **{f.name: getattr(services, f.name) for f in dataclasses.fields(Services)},
+            custody=custody, service_keys=ServiceKeys(custody), webhook_keys=webhook_keys)
+        _ensure_service_keys(services)
+        _publish_webhook_keys(services)
+        # New webhook deliveries go to the notifier right after their commit.
+        outbox.set_dispatcher(_webhook_dispatcher(broker))
+        # Auth proxy configuration changes are published over the rate limiter's Redis.
+        invalidation.configure(settings.effective_rate_limit_url)
+    if role != "cli" and services.listener is not None:
+        # forget organizations without endpoints when endpoints change (PostgreSQL NOTIFY)
+        outbox.ENDPOINT_ABSENCE.watch(services.listener)
     if role in ("ingress", "embedded"):
         _ = services.waiter  # subscribed from the start, not at the first request
     return services
+
+
+def _webhook_dispatcher(broker: dramatiq.Broker) -> Callable[[list[str]], None]:
+    def dispatch(ids: list[str]) -> None:
+        for delivery_id in ids:
+            actor_messages.send_deliver_webhook(broker, delivery_id)
+    return dispatch
+
+
+def _custody(settings: Settings, session_factory: sessionmaker[Session]) -> Custody:
+    """Load the keyring and make sure the bundle signer exists."""
+    custody = load_custody(settings.master_key_file)
+    custody.session_factory = session_factory
+    try:
+        custody.signer()
+    except Exception:  # tables may not exist yet (before ``walletd migrate``)
+        log.info("bundle signer not initialised yet; will be created on first use")
+    return custody
+
+
+def _ensure_service_keys(services: WorkerServices) -> None:
+    """Create missing service keys (login, verification token, encryption)."""
+    try:
+        with services.session_factory() as session:
+            services.service_keys.ensure_all(session)
+    except Exception:  # tables may not exist yet (before ``walletd migrate``)
+        log.info("service login keys not initialised yet; created on first use")
+
+
+def _publish_webhook_keys(services: WorkerServices) -> None:
+    """Publish the webhook signing ring's public keys for the JWKS endpoint."""
+    try:
+        with services.uow() as uow:
+            keystore.publish(uow.session, services.webhook_keys.ring())
+            uow.commit()
+    except SQLAlchemyError:
+        log.warning("webhook signing keys not published (database not migrated yet?)")

@@ -1,21 +1,28 @@
 """``GET /public/v1/discovery/keys``: the service's public keys, unauthenticated.
 
-Each concept adds its keys with ``DISCOVERY_KEYS.append(section)``, where
-``section(session) -> {wire_key: value}`` reads only public material (never key rings).
+Each section is ``section(session) -> {wire_key: value}`` and reads only public material
+(never key rings).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
-DISCOVERY_KEYS: list[Callable[[Session], dict[str, Any]]] = []
+from infra.sessions.service_keys import discovery_section as service_keys_section
+from infra.wallets.sections import signer_section
+
+#: The sections of the document, in order.
+DISCOVERY_KEYS: Final[tuple[Callable[[Session], dict[str, Any]], ...]] = (
+    signer_section,        # signerPublicKey
+    service_keys_section,  # notarizerPublicKey, verificationTokenPublicKey, encryptionPublicKey
+)
 
 
 def discovery_keys(session: Session) -> dict[str, Any]:
-    """Every registered public key, merged."""
+    """Every public key of the document, merged."""
     out: dict[str, Any] = {}
     for section in DISCOVERY_KEYS:
         out.update(section(session))

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.auth.principal import authenticate
-from infra.bootstrap import Services
 from infra.clock import now
-from infra.envelope import organization_id_of, parse_json_object, validate_model
 from infra.errors import NotFound
 from infra.queries import registry
 from infra.queries.spec import QueryContext
+from infra.services import Services
+from infra.submit_body import organization_id_of, parse_json_object, validate_model
 
 
 def query(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
@@ -24,6 +24,7 @@ def query(services: Services, path: str, headers: Mapping[str, str], body: bytes
     moment = now()
     with services.read_session_factory() as session:
         principal = authenticate(session, headers, body, organization_id, moment,
+                                 stamps=services.stamps,
                                  resolve_sub_organizations=spec.sub_organization_credentials)
         params = validate_model(spec.params, data, "body")
         ctx = QueryContext(session, principal, organization_id, moment, services)

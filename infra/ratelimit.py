@@ -1,7 +1,7 @@
 """Rate limiting with state every ingress process shares.
 
 ``limiter.hit(key, limit, window_s)`` counts one request against ``key`` and answers a
-:class:`Decision`: allowed or not, and how long to wait before the next request would be.
+:class:`Admission`: allowed or not, and how long to wait before the next request would be.
 At most ``limit`` requests pass in any ``window_s`` seconds, spread or at once.
 
 The algorithm is GCRA (the generic cell rate algorithm): one number per key, the
@@ -42,7 +42,7 @@ _EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
-class Decision:
+class Admission:
     """The outcome of one :meth:`Limiter.hit`.
 
     Attributes:
@@ -61,7 +61,7 @@ class Decision:
 class Limiter(Protocol):
     """What the ingress needs of a rate limiter."""
 
-    def hit(self, key: str, limit: int, window_s: float) -> Decision:
+    def hit(self, key: str, limit: int, window_s: float) -> Admission:
         """Count one request against ``key``: at most ``limit`` per ``window_s`` seconds."""
         ...
 
@@ -71,16 +71,16 @@ def _check(limit: int, window_s: float) -> None:
         raise ValueError(f"rate limit needs limit >= 1 and window_s > 0, got {limit}/{window_s}")
 
 
-def _gcra(tat: float | None, now: float, limit: int, window_s: float) -> tuple[Decision, float]:
+def _gcra(tat: float | None, now: float, limit: int, window_s: float) -> tuple[Admission, float]:
     """One GCRA step: the decision and the key's new TAT (unchanged when refused)."""
     interval = window_s / limit
     start = now if tat is None or tat < now else tat
     new_tat = start + interval
     ahead = new_tat - now
     if ahead > window_s + _EPSILON:
-        return Decision(False, ahead - window_s, 0, limit), start
+        return Admission(False, ahead - window_s, 0, limit), start
     remaining = math.floor((window_s - ahead) / interval + _EPSILON)
-    return Decision(True, 0.0, remaining, limit), new_tat
+    return Admission(True, 0.0, remaining, limit), new_tat
 
 
 class MemoryLimiter:
@@ -92,7 +92,7 @@ class MemoryLimiter:
         self._tat: dict[str, float] = {}
         self._next_prune = 0.0
 
-    def hit(self, key: str, limit: int, window_s: float) -> Decision:
+    def hit(self, key: str, limit: int, window_s: float) -> Admission:
         """Count one request against ``key``."""
         _check(limit, window_s)
         with self._lock:
@@ -142,7 +142,7 @@ class RedisLimiter:
         self._script = self._redis.register_script(_GCRA_LUA)
         self._last_warning = 0.0
 
-    def hit(self, key: str, limit: int, window_s: float) -> Decision:
+    def hit(self, key: str, limit: int, window_s: float) -> Admission:
         """Count one request against ``key`` (atomically, in Redis)."""
         import redis
 
@@ -152,8 +152,8 @@ class RedisLimiter:
                 keys=[KEY_PREFIX + key], args=[limit, round(window_s * 1_000_000)])
         except redis.RedisError as ex:
             self._warn(ex)
-            return Decision(True, 0.0, limit, limit)
-        return Decision(bool(allowed), int(retry_us) / 1_000_000, int(remaining), limit)
+            return Admission(True, 0.0, limit, limit)
+        return Admission(bool(allowed), int(retry_us) / 1_000_000, int(remaining), limit)
 
     def _warn(self, ex: Exception) -> None:
         now = time.monotonic()

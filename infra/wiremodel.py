@@ -2,7 +2,7 @@
 
 Python attributes are snake_case; the wire names are the swagger's camelCase. Unknown
 fields are ignored (newer clients send more). A request body (validated with
-:data:`WIRE_CONTEXT`, as ``infra.envelope.validate_model`` does) may leave a field out but
+:data:`WIRE_CONTEXT`, as ``infra.submit_body.validate_model`` does) may leave a field out but
 not send it as ``null``: the swagger types none of them nullable (the official clients drop
 absent fields), except those a model lists in ``NULLABLE``. Nor may it send a boolean or
 an integer field in another JSON type (pydantic would read ``0`` as ``false`` and ``"5"``

@@ -11,7 +11,7 @@ from typing import Any
 import falcon
 
 from infra.activities import registry
-from infra.bootstrap import Services
+from infra.services import Services
 from ingress import errors
 from ingress.middleware import Cors, RateLimit, RequestContext
 from ingress.resources import auth_proxy, dashboard, webhooks

@@ -10,10 +10,10 @@ import falcon
 import sqlalchemy.exc
 
 from infra import ratelimit, safejson
-from infra.bootstrap import Services
 from infra.errors import ResourceExhausted
 from infra.identity.ancestry import organization_chain
 from infra.observability import context
+from infra.services import Services
 from ingress.resources.api import read_body
 
 ALLOWED_HEADERS = ("Content-Type, X-Stamp, X-Stamp-Webauthn, X-Stamp-Attested, "
@@ -79,7 +79,7 @@ class RateLimit:
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         if req.method == "OPTIONS" or not req.path.startswith("/public/"):
             return
-        counted: list[ratelimit.Decision] = []
+        counted: list[ratelimit.Admission] = []
         if self.address_limit:
             address = self.client_address(req)
             if not self._hit(req, resp, counted, "address:" + address, self.address_limit,
@@ -132,7 +132,7 @@ class RateLimit:
         except sqlalchemy.exc.SQLAlchemyError:
             return []  # the database answers the request itself (503)
 
-    def _hit(self, req: falcon.Request, resp: falcon.Response, counted: list[ratelimit.Decision],
+    def _hit(self, req: falcon.Request, resp: falcon.Response, counted: list[ratelimit.Admission],
              key: str, limit: int, scope: str) -> bool:
         decision = self.limiter.hit(key, limit, self.window_s)
         if decision.allowed:

@@ -28,26 +28,27 @@ from typing import Any
 import dramatiq
 from sqlalchemy import or_, text, update
 
-from infra.bootstrap import Services
 from infra.clock import as_utc, new_id, now, now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from infra.messaging import contracts, queues
+from infra.db.unit_of_work import UnitOfWork
+from infra.messaging import actor_messages, queues
 from infra.pipeline.execute import MAX_RETRIES, retry_when
+from infra.services import Services
 from infra.webhooks import endpoints as endpoint_rules
 from infra.webhooks.destinations import AllowList, Resolver, system_resolver
-from infra.webhooks.extension import KEYRING
 from infra.webhooks.keystore import KeyRingFile, keyring_path
 from infra.webhooks.schedule import (
     DEFAULT_DISABLE_AFTER_MS,
     AttemptClass,
-    Decision,
     DeliveryState,
+    DeliveryUpdate,
     RetrySchedule,
     classify,
     decide,
     failing_too_long,
 )
 from infra.webhooks.signing import sign_delivery
+from infra.worker_services import WorkerServices
 from notifier.delivery import AttemptRecord, DeliveryConfig, attempt_delivery
 from notifier.dispatch import (
     MAX_IN_FLIGHT_PER_ENDPOINT,
@@ -128,7 +129,7 @@ def _why_not(notifier: Notifier, uow: Any, delivery_id: str, at: datetime) -> st
     remaining = as_utc(delivery.next_attempt_at) - at
     if remaining > EARLY_SLACK:
         delay_ms = int(remaining.total_seconds() * 1000)
-        contracts.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
+        actor_messages.send_deliver_webhook(notifier.services.broker, delivery_id, delay_ms)
         return "not due"
     if delivery.sending_until is not None and as_utc(delivery.sending_until) >= at:
         return "busy"
@@ -252,7 +253,7 @@ def _send(notifier: Notifier, claim: _Claim) -> AttemptRecord:
 
 def _update_health(
     notifier: Notifier,
-    session: Any,
+    uow: UnitOfWork,
     claim: _Claim,
     record: AttemptRecord,
     at: datetime,
@@ -269,6 +270,7 @@ def _update_health(
     Writes only when the health changes (first failure, first success after failures), so the
     common path costs no extra statement.
     """
+    session = uow.session
     ok = not record.refused and classify(record.status_code) is AttemptClass.SUCCESS
     if ok and claim.failing_since is None:
         return
@@ -301,7 +303,7 @@ def _update_health(
         .values(is_active=False)
         .execution_options(synchronize_session=False)
     )
-    if claimed.rowcount != 1:
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
         return
     endpoint = session.get(WebhookEndpoint, endpoint_id, populate_existing=True)
     if endpoint is None:
@@ -310,11 +312,12 @@ def _update_health(
     reason = f"disabled after failing for {days:.1f} days without success"
     if gave_up:
         reason += "; a delivery ran out of retries"
-    endpoint_rules.disable_endpoint(session, endpoint, reason, at)
+    endpoint_rules.disable_endpoint(uow, endpoint, reason, at)
     log.warning("webhook endpoint %s disabled after %.1f days of failure", endpoint_id, days)
 
 
-def _row_changes(notifier: Notifier, decision: Decision, at: datetime) -> tuple[dict[str, Any], int | None]:
+def _row_changes(notifier: Notifier, decision: DeliveryUpdate,
+                 at: datetime) -> tuple[dict[str, Any], int | None]:
     """The delivery row's new values after an attempt, and the retry delay (ms) if any."""
     values: dict[str, Any] = {
         "attempts": WebhookDelivery.attempts + 1,
@@ -387,13 +390,13 @@ def _record(notifier: Notifier, delivery_id: str, claim: _Claim, record: Attempt
         session.add(_attempt_row(delivery_id, claim, record, decision.state.value, at))
         if delay_ms is not None:
             broker = notifier.services.broker
-            uow.after_commit(lambda: contracts.send_deliver_webhook(broker, delivery_id, delay_ms))
+            uow.after_commit(lambda: actor_messages.send_deliver_webhook(broker, delivery_id, delay_ms))
         exhausted = (
             decision.state is DeliveryState.FAILED
             and not record.refused
             and classify(record.status_code) is AttemptClass.RETRYABLE
         )
-        _update_health(notifier, session, claim, record, at, exhausted=exhausted)
+        _update_health(notifier, uow, claim, record, at, exhausted=exhausted)
         # This attempt frees a slot of its endpoint: hand its next due row on now rather
         # than at the relay's next poll.
         following = dispatch_due(
@@ -437,11 +440,11 @@ def deliver_webhook(notifier: Notifier, delivery_id: str) -> str:
 
 
 def build_notifier(services: Services, **overrides: Any) -> Notifier:
-    """The notifier of this process (its key ring comes from the worker hook)."""
-    keys = services.extras.get(KEYRING)
-    if keys is None:
+    """The notifier of this process (its key ring is the worker services' one)."""
+    if isinstance(services, WorkerServices):
+        keys = services.webhook_keys
+    else:
         keys = KeyRingFile(keyring_path(services.settings.data_dir), now_ms=now_ms())
-        services.extras[KEYRING] = keys
     allow = endpoint_rules.allow_list(services.settings.webhook_allow)
     overrides.setdefault(
         "max_in_flight", in_flight_cap(services.settings.threads_for(queues.NOTIFICATIONS))
@@ -459,8 +462,8 @@ def declare(services: Services, notifier: Notifier | None = None) -> list[dramat
 
     decorate = dramatiq.actor(
         broker=services.broker,
-        actor_name=contracts.DELIVER_WEBHOOK,
-        queue_name=contracts.ACTORS[contracts.DELIVER_WEBHOOK],
+        actor_name=actor_messages.DELIVER_WEBHOOK,
+        queue_name=actor_messages.ACTORS[actor_messages.DELIVER_WEBHOOK],
         # Only infrastructure failures (database down) reach the broker; HTTP outcomes are
         # recorded on the row and rescheduled by the retry schedule, never raised.
         max_retries=MAX_RETRIES,

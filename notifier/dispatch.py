@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Subquery, and_, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from infra.db.models.webhooks import WebhookDelivery
-from infra.messaging import contracts
+from infra.messaging import actor_messages
 from infra.webhooks.schedule import DeliveryState
 
 #: The least number of deliveries one endpoint may have in flight (see :func:`in_flight_cap`).
@@ -135,6 +135,6 @@ def sender(broker: dramatiq.Broker, ids: list[str]) -> Callable[[], None]:
 
     def send() -> None:
         for delivery_id in ids:
-            contracts.send_deliver_webhook(broker, delivery_id)
+            actor_messages.send_deliver_webhook(broker, delivery_id)
 
     return send

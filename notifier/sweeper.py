@@ -22,9 +22,9 @@ import threading
 import time
 from datetime import timedelta
 
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.messaging import queues
+from infra.services import Services
 from notifier.dispatch import MAX_IN_FLIGHT_PER_ENDPOINT, dispatch_due, in_flight_cap, sender
 
 log = logging.getLogger(__name__)

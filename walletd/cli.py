@@ -30,6 +30,7 @@ from infra.bootstrap import bootstrap
 from infra.db import migrate
 from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
+from infra.services import Services
 from infra.settings import Settings
 
 log = logging.getLogger("walletd")
@@ -116,7 +117,7 @@ def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     services = bootstrap(settings, "cli")
-    path = ensure_root(services)
+    path = ensure_root(services.uow, services.settings)
     print(f"root API key written to {path}" if path else "an organization exists already")
     print(f"auth proxy public key: {ensure_key_file(settings)}")
     return 0
@@ -133,7 +134,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate.upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    created = ensure_root(services)
+    created = ensure_root(services.uow, services.settings)
     ensure_key_file(settings)
     key_file = settings.data_dir / KEY_FILE
     print(("created root organization; " if created else "") + f"root API key: {key_file}",
@@ -270,7 +271,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         multiprocess.forget_dir(metrics_dir)
 
 
-def _probe(services: Any, alive: Callable[[], bool]) -> Any:
+def _probe(services: Services, alive: Callable[[], bool]) -> Any:
     from walletd import probe
 
     return probe.serve(services, alive)

@@ -29,10 +29,10 @@ from infra.crypto.keyring import (
     rotate_keyring_file,
 )
 from infra.errors import InvalidRequest
-from infra.sessions.extension import service_keys
 from infra.sessions.service_keys import PURPOSES, public_versions, retire_version
 from infra.settings import Settings
-from infra.wallets.custody import custody_of, rewrap_all, versions_in_use
+from infra.wallets.custody import rewrap_all, versions_in_use
+from infra.worker_services import custody_of, service_keys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -16,8 +16,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import falcon
 
-from infra.bootstrap import Services
 from infra.errors import GRPC_UNAVAILABLE
+from infra.services import Services
 from ingress.resources.health import ReadyResource
 from ingress.resources.metrics import MetricsResource
 

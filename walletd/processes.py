@@ -12,9 +12,9 @@ from dramatiq import Worker
 import consensus.actors
 import consensus.sweeper
 import workers.actors
-from infra.bootstrap import Services
 from infra.broadcast import tracker
 from infra.messaging import queues
+from infra.services import Services
 
 #: Optional service packages whose ``actors.declare(services)`` exists once built.
 OPTIONAL_ACTOR_MODULES = ("notifier.actors",)

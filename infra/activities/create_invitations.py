@@ -9,7 +9,7 @@ from pydantic import Field
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import Invitation
-from infra.identity.extension import TAG_TYPE_USER, tag_in_org
+from infra.identity.directory import TAG_TYPE_USER, tag_in_org
 from infra.messaging import queues
 from infra.validation.contact import validate_email_address
 from infra.wiremodel import WireModel

@@ -17,15 +17,14 @@ from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.clock import new_id
 from infra.db.models.oauth import Oauth2Credential
 from infra.messaging import queues
-from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import (
     MAX_SECRET_ENVELOPE_LENGTH,
     Oauth2ProviderName,
     open_client_secret,
     store_credential,
 )
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of, service_keys
 
 
 class Params(WireModel):

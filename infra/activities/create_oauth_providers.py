@@ -8,8 +8,9 @@ from pydantic import Field
 
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.identity.extension import add_oauth_provider, provider_identity
+from infra.identity.directory import add_oauth_provider, provider_identity
 from infra.messaging import queues
+from infra.sessions.oidc_login import spend_signup
 from infra.wiremodel import WireModel
 
 
@@ -30,7 +31,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user_in_org(ctx.session, ctx.organization_id, params.user_id)
     ids = [
         add_oauth_provider(
-            ctx.session, ctx.organization_id, params.user_id, p, ctx.now, f"parameters.oauthProviders[{i}]"
+            ctx.session, ctx.organization_id, params.user_id, p, ctx.now, f"parameters.oauthProviders[{i}]",
+            on_oidc_token=spend_signup,
         ).id
         for i, p in enumerate(params.oauth_providers)
     ]

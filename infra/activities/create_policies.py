@@ -8,7 +8,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.policies import PolicyParams, add_policy, check_room, validate_expressions
+from infra.stored_policies import PolicyParams, add_policy, check_room, validate_expressions
 from infra.wiremodel import WireModel
 
 

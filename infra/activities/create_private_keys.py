@@ -12,8 +12,8 @@ from infra.crypto.signing import generate_private_key
 from infra.errors import InvalidRequest
 from infra.messaging import queues
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 _PROBE = {
     "CURVE_SECP256K1": bytes.fromhex(

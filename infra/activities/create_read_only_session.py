@@ -13,6 +13,7 @@ from infra.errors import NotFound
 from infra.messaging import queues
 from infra.sessions.tokens import issue_session_jwt
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 #: Read-only sessions last one hour.
 READ_ONLY_SECONDS: Final = 3600
@@ -29,7 +30,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     org = ctx.session.get(Organization, user.organization_id)
     principal_key = ctx.session.scalar(select(Vote.public_key).where(
         Vote.activity_id == ctx.activity.id).limit(1)) or ""
-    token = issue_session_jwt(ctx.services, user_id=user.id, organization_id=user.organization_id,
+    token = issue_session_jwt(service_keys(ctx.services), user_id=user.id,
+                              organization_id=user.organization_id,
                               public_key_hex=principal_key, session_type="SESSION_TYPE_READ_ONLY",
                               expiration_seconds=READ_ONLY_SECONDS, now=ctx.now,
                               session=ctx.session)

@@ -9,7 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import SmartContractInterface
 from infra.messaging import queues
-from infra.validation.contracts import validate_contract_address, validate_interface
+from infra.validation.contract_interfaces import validate_contract_address, validate_interface
 from infra.wiremodel import WireModel
 
 

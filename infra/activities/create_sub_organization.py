@@ -20,6 +20,7 @@ from infra.db.models.organizations import Organization, OrganizationFeature
 from infra.errors import InvalidRequest
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
+from infra.sessions.oidc_login import spend_signup
 from infra.validation import limits
 from infra.validation.features import FeatureName
 from infra.wiremodel import WireModel
@@ -86,7 +87,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     ctx.session.add(sub)
     ctx.session.flush()
     root_ids = [
-        create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]").id
+        create_user(ctx.session, sub.id, user, ctx.now, is_root=True, field=f"rootUsers[{i}]",
+                    on_oidc_token=spend_signup).id
         for i, user in enumerate(params.root_users)
     ]
     for flag, feature in _DISABLED_FEATURES.items():

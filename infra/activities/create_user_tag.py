@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
-from infra.identity.extension import (
+from infra.identity.directory import (
     TAG_TYPE_USER,
     assign_user_tag,
     check_tag_name_free,

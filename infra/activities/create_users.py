@@ -9,6 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.identity.users import UserParams, check_user, create_user
 from infra.messaging import queues
+from infra.sessions.oidc_login import spend_signup
 from infra.wiremodel import WireModel
 
 
@@ -24,7 +25,8 @@ def check(params: Params, ctx: CheckContext) -> None:
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    ids = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]").id
+    ids = [create_user(ctx.session, ctx.organization_id, user, ctx.now, field=f"users[{i}]",
+                       on_oidc_token=spend_signup).id
            for i, user in enumerate(params.users)]
     return {"userIds": ids}
 

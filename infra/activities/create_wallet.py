@@ -10,8 +10,8 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.crypto import hd
 from infra.messaging import queues
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

@@ -9,8 +9,8 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

@@ -6,7 +6,7 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.policies import policy_in_org
+from infra.stored_policies import policy_in_org
 from infra.wiremodel import WireModel
 
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import Tag
-from infra.identity.extension import TAG_TYPE_PRIVATE_KEY, private_keys_tagged, retag_private_keys, tag_in_org
+from infra.identity.directory import TAG_TYPE_PRIVATE_KEY, private_keys_tagged, retag_private_keys, tag_in_org
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 

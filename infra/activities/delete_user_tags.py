@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import Tag, UserTagAssignment
-from infra.identity.extension import TAG_TYPE_USER, tag_in_org
+from infra.identity.directory import TAG_TYPE_USER, tag_in_org
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 

@@ -9,7 +9,7 @@ from pydantic import Field
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import Organization, User
 from infra.errors import FailedPrecondition
-from infra.identity.extension import users_in_org
+from infra.identity.directory import users_in_org
 from infra.messaging import queues
 from infra.wiremodel import WireModel
 

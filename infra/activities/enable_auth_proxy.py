@@ -21,7 +21,8 @@ from infra.db.models.organizations import User
 from infra.identity.credentials import ApiKeyParams
 from infra.identity.users import UserParams, create_user
 from infra.messaging import queues
-from infra.policies import PolicyParams, add_policy, check_room
+from infra.sessions.oidc_login import spend_signup
+from infra.stored_policies import PolicyParams, add_policy, check_room
 from infra.wiremodel import WireModel
 
 USER_NAME = "Auth Proxy"
@@ -40,7 +41,7 @@ def _create_proxy_user(ctx: ActivityContext) -> tuple[str, str, str]:
         ctx.session, ctx.organization_id,
         UserParams(user_name=USER_NAME, api_keys=[ApiKeyParams(
             api_key_name="auth-proxy", public_key=public_hex, curve_type="API_KEY_CURVE_P256")]),
-        ctx.now)
+        ctx.now, on_oidc_token=spend_signup)
     policies = proxy_policies(user.id)
     check_room(ctx.session, ctx.organization_id, adding=len(policies))
     for policy in policies:

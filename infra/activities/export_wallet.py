@@ -9,8 +9,8 @@ from infra.crypto import bundles, hpke
 from infra.errors import InvalidRequest
 from infra.messaging import queues
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 ENGLISH = "MNEMONIC_LANGUAGE_ENGLISH"
 

@@ -18,8 +18,8 @@ from infra.crypto.signing import public_key_from_private
 from infra.errors import InvalidRequest
 from infra.messaging import queues
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

@@ -11,8 +11,8 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.errors import InvalidRequest, PermissionDenied
 from infra.messaging import queues
 from infra.secrets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class SecretParams(WireModel):

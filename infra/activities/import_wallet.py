@@ -15,8 +15,8 @@ from infra.db.models.wallets import ImportTarget
 from infra.errors import FailedPrecondition
 from infra.messaging import queues
 from infra.wallets import store
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 
 class Params(WireModel):

@@ -13,8 +13,8 @@ from infra.crypto import bundles, hpke
 from infra.db.models.wallets import ImportTarget
 from infra.errors import PermissionDenied
 from infra.messaging import queues
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of
 
 KIND = "wallet"
 

@@ -14,10 +14,10 @@ from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, V
 from infra.messaging import queues
 from infra.sessions import otp
 from infra.sessions.delivery import check_sms_template
-from infra.sessions.extension import service_keys
 from infra.sessions.flows import send_code
 from infra.sessions.params import email_customization, normalize_contact
 from infra.sessions.verification import otp_target_bundle
+from infra.worker_services import service_keys
 
 
 class ParamsV1(AuthParamsV2):

@@ -17,7 +17,6 @@ from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.crypto import hpke
 from infra.errors import InvalidRequest
 from infra.sessions.credential_bundles import issue_bundle
-from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
 from infra.sessions.oidc_login import spend_login, verify_login
@@ -25,6 +24,7 @@ from infra.sessions.params import seconds
 from infra.sessions.redaction import reveal
 from infra.sessions.tokens import DEFAULT_SESSION_SECONDS
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class Params(WireModel):

@@ -19,7 +19,6 @@ from infra.activities.spec import ActivityContext, Version
 from infra.errors import InvalidRequest
 from infra.identity.ancestry import organization_chain
 from infra.sessions.egress import Egress
-from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import (
     VERIFIER_LENGTH,
     endpoints,
@@ -30,8 +29,8 @@ from infra.sessions.oauth2 import (
     sealed_room,
 )
 from infra.sessions.redaction import reveal
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of, service_keys
 
 
 class Params(WireModel):

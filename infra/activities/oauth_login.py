@@ -14,7 +14,6 @@ from pydantic import Field
 
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
-from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import sealed_room
 from infra.sessions.oidc import MAX_TOKEN_LENGTH
 from infra.sessions.oidc_login import spend_login, verify_login
@@ -27,6 +26,7 @@ from infra.sessions.tokens import (
     p256_public_key,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class Params(WireModel):
@@ -55,7 +55,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
                          invalidate_existing=params.invalidate_existing,
                          name=f"OAuth Login - {ctx.now.isoformat()}")
     session_jwt = issue_session_jwt(
-        ctx.services, user_id=login.target.user_id, organization_id=login.target.organization_id,
+        service_keys(ctx.services), user_id=login.target.user_id,
+        organization_id=login.target.organization_id,
         public_key_hex=public_key, session_type="SESSION_TYPE_READ_WRITE",
         expiration_seconds=ttl, now=ctx.now, session=ctx.session)
     return {"session": session_jwt}

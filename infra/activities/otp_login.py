@@ -14,7 +14,6 @@ from typing import Any
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.errors import Unauthenticated
-from infra.sessions.extension import service_keys
 from infra.sessions.params import chain_of, seconds, timestamp_name
 from infra.sessions.redaction import reveal
 from infra.sessions.tokens import (
@@ -32,6 +31,7 @@ from infra.sessions.verification import (
     verify_token,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class ParamsV1(WireModel):
@@ -79,7 +79,7 @@ def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
     add_login_credential(ctx, user_id=target.user_id, public_key_hex=public_key,
                          expiration_seconds=ttl, invalidate_existing=params.invalidate_existing,
                          name=timestamp_name("Login", ctx.now))
-    session = issue_session_jwt(ctx.services, user_id=target.user_id,
+    session = issue_session_jwt(service_keys(ctx.services), user_id=target.user_id,
                                 organization_id=target.organization_id, public_key_hex=public_key,
                                 session_type="SESSION_TYPE_READ_WRITE", expiration_seconds=ttl,
                                 now=ctx.now, session=ctx.session)

@@ -13,8 +13,9 @@ from sqlalchemy.orm import Session
 from infra.wiremodel import WireModel
 
 if TYPE_CHECKING:
-    from infra.bootstrap import Services
     from infra.db.models.activities import Activity
+    from infra.db.unit_of_work import UnitOfWork
+    from infra.services import Services
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ class ActivityContext:
     """Everything a handler may use. Handlers depend on this, not on infrastructure.
 
     Attributes:
-        session: The unit of work's session; all effects go through it and commit together
-            with the activity's completion.
+        uow: The unit of work; all effects go through its session and commit together with
+            the activity's completion; whatever must wait for that commit (a broker send)
+            goes to ``uow.after_commit``.
         activity: The activity row being executed.
         organization_id: The organization the activity runs in.
         user_id: The submitting user.
@@ -49,13 +51,18 @@ class ActivityContext:
         services: Process services (settings, broker, and for workers the key ring).
     """
 
-    session: Session
+    uow: UnitOfWork
     activity: Activity
     organization_id: str
     user_id: str | None
     version: Version
     now: datetime
     services: Services
+
+    @property
+    def session(self) -> Session:
+        """The unit of work's session."""
+        return self.uow.session
 
 
 Handler = Callable[[Any, ActivityContext], dict[str, Any]]

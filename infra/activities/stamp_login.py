@@ -21,6 +21,7 @@ from infra.sessions.tokens import (
     p256_public_key,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class Params(WireModel):
@@ -46,7 +47,8 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     add_login_credential(ctx, user_id=user.id, public_key_hex=public_key, expiration_seconds=ttl,
                          invalidate_existing=params.invalidate_existing,
                          name=timestamp_name("Login", ctx.now))
-    token = issue_session_jwt(ctx.services, user_id=user.id, organization_id=user.organization_id,
+    token = issue_session_jwt(service_keys(ctx.services), user_id=user.id,
+                              organization_id=user.organization_id,
                               public_key_hex=public_key, session_type="SESSION_TYPE_READ_WRITE",
                               expiration_seconds=ttl, now=ctx.now, session=ctx.session)
     return {"session": token}

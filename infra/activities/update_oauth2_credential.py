@@ -8,7 +8,6 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, Version
 from infra.messaging import queues
-from infra.sessions.extension import service_keys
 from infra.sessions.oauth2 import (
     MAX_SECRET_ENVELOPE_LENGTH,
     Oauth2ProviderName,
@@ -16,8 +15,8 @@ from infra.sessions.oauth2 import (
     open_client_secret,
     store_credential,
 )
-from infra.wallets.custody import custody_of
 from infra.wiremodel import WireModel
+from infra.worker_services import custody_of, service_keys
 
 
 class Params(WireModel):

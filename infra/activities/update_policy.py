@@ -11,7 +11,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.policies import Effect, policy_in_org, validate_expressions
+from infra.stored_policies import Effect, policy_in_org, validate_expressions
 from infra.wiremodel import WireModel
 
 

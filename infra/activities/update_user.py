@@ -15,7 +15,7 @@ from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import UserTagAssignment
 from infra.errors import InvalidRequest
-from infra.identity.extension import TAG_TYPE_USER, assign_user_tag, tag_in_org
+from infra.identity.directory import TAG_TYPE_USER, assign_user_tag, tag_in_org
 from infra.messaging import queues
 from infra.validation.contact import optional_email_address, optional_phone_number
 from infra.wiremodel import WireModel

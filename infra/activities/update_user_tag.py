@@ -9,7 +9,7 @@ from sqlalchemy import delete
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.identity import UserTagAssignment
-from infra.identity.extension import (
+from infra.identity.directory import (
     TAG_TYPE_USER,
     assign_user_tag,
     check_tag_name_free,

@@ -10,7 +10,6 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
-from infra.sessions.extension import service_keys
 from infra.sessions.flows import check_code
 from infra.sessions.params import seconds
 from infra.sessions.tokens import p256_public_key
@@ -21,6 +20,7 @@ from infra.sessions.verification import (
     open_otp_bundle,
 )
 from infra.wiremodel import WireModel
+from infra.worker_services import service_keys
 
 
 class ParamsV1(WireModel):

@@ -6,26 +6,28 @@ publicKey, signature}``: ``publicKeyAttestation`` is a verification token
 (``STAMP_ATTESTED_SCHEME_P256_OIDC``) that binds ``publicKey``; ``signature`` is the DER hex
 ECDSA-P256-SHA256 signature over the raw body.
 
-Each scheme registers one :class:`AttestedScheme` in :data:`SCHEMES` (the sessions concept
-registers the verification-token scheme; the OIDC concept the OIDC one). The scheme verifies
-the token, its binding and the body signature, and finds the user; ``holders`` names the
-organizations that may hold the attested identity, so a login addressed to a parent finds the
-user's sub-organization (``CREDENTIAL_LOCATORS``).
+Each scheme is one :class:`AttestedScheme` (``infra.sessions.attested`` for verification
+tokens, ``infra.sessions.attested_oidc`` for OIDC); ``infra.bootstrap`` builds
+:class:`AttestedStamps` over them. The scheme verifies the token, its binding and the body
+signature, and finds the user; ``holders`` names the organizations that may hold the attested
+identity, so a login addressed to a parent finds the user's sub-organization (its
+``locator``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Final
 
 from sqlalchemy import ColumnElement, Select, false
 from sqlalchemy.orm import Session
 
 from infra import safejson
-from infra.auth.principal import CREDENTIAL_LOCATORS, EXTRA_VERIFIERS, CredentialLocator, Principal
+from infra.auth.principal import CredentialLocator, Principal
 from infra.auth.stamps import b64url_decode
 from infra.db.models.organizations import Organization
 from infra.errors import Unauthenticated
@@ -60,10 +62,6 @@ class AttestedScheme:
     holders: Callable[[AttestedStamp], Select[Any]]
 
 
-#: Schemes by name; one entry per scheme.
-SCHEMES: dict[str, AttestedScheme] = {}
-
-
 def parse_attested_stamp(header_value: str) -> AttestedStamp:
     """Decode the header (base64url JSON, or plain JSON).
 
@@ -84,14 +82,6 @@ def parse_attested_stamp(header_value: str) -> AttestedStamp:
     return AttestedStamp(attestation, scheme, public_key.lower(), signature.lower())
 
 
-def _scheme(stamp: AttestedStamp) -> AttestedScheme:
-    scheme = SCHEMES.get(stamp.scheme)
-    if scheme is None:
-        raise Unauthenticated(f"unsupported X-Stamp-Attested scheme {stamp.scheme!r}; use one "
-                              f"of {', '.join(sorted(SCHEMES)) or 'none configured'}")
-    return scheme
-
-
 def body_type(body: bytes) -> str:
     """The ``type`` of a submit body (empty for queries or malformed bodies)."""
     try:
@@ -101,21 +91,31 @@ def body_type(body: bytes) -> str:
     return str(data.get("type", "")) if isinstance(data, dict) else ""
 
 
-def verify_attested(session: Session, header_value: str, body: bytes, candidates: list[str],
-                    now: datetime) -> Principal:
-    """``EXTRA_VERIFIERS`` entry."""
-    stamp = parse_attested_stamp(header_value)
-    return _scheme(stamp).verify(session, stamp, body, candidates, now)
+class AttestedStamps:
+    """``X-Stamp-Attested``: the verifier and credential locator over ``schemes`` (by name,
+    one entry per scheme; wired in ``infra.bootstrap``)."""
 
+    def __init__(self, schemes: Mapping[str, AttestedScheme]) -> None:
+        self.schemes: Mapping[str, AttestedScheme] = MappingProxyType(dict(schemes))
+        self.locator = CredentialLocator(Organization.id, self._holders, "attested identity")
 
-def _holders(header_value: str) -> ColumnElement[bool]:
-    try:
+    def _scheme(self, stamp: AttestedStamp) -> AttestedScheme:
+        scheme = self.schemes.get(stamp.scheme)
+        if scheme is None:
+            raise Unauthenticated(
+                f"unsupported X-Stamp-Attested scheme {stamp.scheme!r}; use one "
+                f"of {', '.join(sorted(self.schemes)) or 'none configured'}")
+        return scheme
+
+    def verify(self, session: Session, header_value: str, body: bytes, candidates: list[str],
+               now: datetime) -> Principal:
+        """The ``X-Stamp-Attested`` stamp verifier."""
         stamp = parse_attested_stamp(header_value)
-        return Organization.id.in_(_scheme(stamp).holders(stamp).scalar_subquery())
-    except Unauthenticated:
-        return false()
+        return self._scheme(stamp).verify(session, stamp, body, candidates, now)
 
-
-EXTRA_VERIFIERS[HEADER_ATTESTED] = verify_attested
-CREDENTIAL_LOCATORS[HEADER_ATTESTED] = CredentialLocator(Organization.id, _holders,
-                                                        "attested identity")
+    def _holders(self, header_value: str) -> ColumnElement[bool]:
+        try:
+            stamp = parse_attested_stamp(header_value)
+            return Organization.id.in_(self._scheme(stamp).holders(stamp).scalar_subquery())
+        except Unauthenticated:
+            return false()

@@ -43,10 +43,9 @@ class Principal:
     signature: str
 
 
-#: Extra stamp verifiers by header name (X-Stamp-Webauthn registers here).
-#: Each gets ``(session, header_value, body, candidate_org_ids, now)`` and returns a Principal.
+#: A verifier of one stamp header besides ``X-Stamp``: gets ``(session, header_value, body,
+#: candidate_org_ids, now)`` and returns a Principal.
 StampVerifier = Callable[[Session, str, bytes, list[str], datetime], Principal]
-EXTRA_VERIFIERS: dict[str, StampVerifier] = {}
 
 
 @dataclass(frozen=True)
@@ -65,8 +64,19 @@ class CredentialLocator:
     noun: str
 
 
-#: Credential locators by stamp header name (X-Stamp here, X-Stamp-Webauthn from passkeys).
-CREDENTIAL_LOCATORS: dict[str, CredentialLocator] = {}
+@dataclass(frozen=True)
+class Stamps:
+    """The stamp headers a process accepts (wired in ``infra.bootstrap``).
+
+    Attributes:
+        verifiers: Verifiers of the headers besides ``X-Stamp`` (always verified first), by
+            header name, tried in order.
+        locators: Where each header's credential lives, by header name, tried in order
+            (downward resolution, PROTOCOL.md §1.4).
+    """
+
+    verifiers: Mapping[str, StampVerifier]
+    locators: Mapping[str, CredentialLocator]
 
 
 def _not_found(organization_id: str) -> NotFound:
@@ -82,6 +92,7 @@ def authenticate(
     organization_id: str,
     now: datetime,
     *,
+    stamps: Stamps,
     resolve_sub_organizations: bool = False,
 ) -> Principal:
     """Verify the request's stamp and return who sent it.
@@ -101,7 +112,7 @@ def authenticate(
     if not chain:
         raise _not_found(organization_id)
     try:
-        return _verify(session, headers, body, organization_id, chain[:2], now,
+        return _verify(session, stamps, headers, body, organization_id, chain[:2], now,
                        resolve_sub_organizations)
     except Unauthenticated:
         # The chain may be remembered from before the organization was deleted.
@@ -110,15 +121,16 @@ def authenticate(
         raise
 
 
-def _verify(session: Session, headers: Mapping[str, str], body: bytes, organization_id: str,
-            candidates: list[str], now: datetime, resolve_sub_organizations: bool) -> Principal:
+def _verify(session: Session, stamps: Stamps, headers: Mapping[str, str], body: bytes,
+            organization_id: str, candidates: list[str], now: datetime,
+            resolve_sub_organizations: bool) -> Principal:
     lowered = {k.lower(): v for k, v in headers.items()}
     if resolve_sub_organizations:
-        candidates = _resolve_downwards(session, lowered, candidates, organization_id)
+        candidates = _resolve_downwards(session, stamps, lowered, candidates, organization_id)
     api_stamp = lowered.get(HEADER_API_KEY.lower())
     if api_stamp:
         return _authenticate_api_key(session, api_stamp, body, candidates, now)
-    for name, verifier in EXTRA_VERIFIERS.items():
+    for name, verifier in stamps.verifiers.items():
         value = lowered.get(name.lower())
         if value:
             return verifier(session, value, body, candidates, now)
@@ -127,14 +139,14 @@ def _verify(session: Session, headers: Mapping[str, str], body: bytes, organizat
     raise Unauthenticated(MISSING)
 
 
-def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates: list[str],
-                       organization_id: str) -> list[str]:
+def _resolve_downwards(session: Session, stamps: Stamps, lowered: Mapping[str, str],
+                       candidates: list[str], organization_id: str) -> list[str]:
     """The organizations to verify the stamp against, looking into sub-organizations.
 
     The organization itself and its parent keep precedence; only a credential held by
     neither is looked for in the sub-organizations of ``organization_id``.
     """
-    for name, locator in CREDENTIAL_LOCATORS.items():
+    for name, locator in stamps.locators.items():
         value = lowered.get(name.lower())
         if not value:
             continue
@@ -150,7 +162,8 @@ def _resolve_downwards(session: Session, lowered: Mapping[str, str], candidates:
     return candidates
 
 
-CREDENTIAL_LOCATORS[HEADER_API_KEY] = CredentialLocator(
+#: Where an ``X-Stamp`` credential (an API key) lives.
+API_KEY_LOCATOR: Final = CredentialLocator(
     ApiKey.organization_id,
     lambda header_value: ApiKey.public_key == parse_api_key_stamp(header_value).public_key,
     "public key")

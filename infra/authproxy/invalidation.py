@@ -15,20 +15,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
-from sqlalchemy import event, select
-from sqlalchemy.orm import Session
+from sqlalchemy import select
 
 from infra.db.models.activities import Activity
 from infra.db.models.auth_proxy import AuthProxyConfig
+from infra.db.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "walletd:authproxy:changed"
 CHANGING_TYPES = frozenset({"ACTIVITY_TYPE_ENABLE_AUTH_PROXY", "ACTIVITY_TYPE_DISABLE_AUTH_PROXY",
                             "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG"})
-_PENDING_KEY = "authproxy_changed"
 
 _subscribers: list[Callable[[str], None]] = []
 _redis_url = ""
@@ -81,28 +79,10 @@ def _listen(callback: Callable[[str], None], url: str, stop: threading.Event) ->
             time.sleep(1.0)
 
 
-def on_activity_change(session: Session, activity: Activity, previous: str | None) -> None:
-    """Lifecycle listener: remember a completed configuration change for after the commit."""
+def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    """Activity status listener: publish a completed configuration change after the commit."""
     if activity.type in CHANGING_TYPES and activity.status == "ACTIVITY_STATUS_COMPLETED":
-        config_id = session.scalar(select(AuthProxyConfig.id).where(
+        config_id = uow.session.scalar(select(AuthProxyConfig.id).where(
             AuthProxyConfig.organization_id == activity.organization_id))
         if config_id:
-            session.info.setdefault(_PENDING_KEY, set()).add(config_id)
-
-
-def _after_commit(session: Session) -> None:
-    for config_id in session.info.pop(_PENDING_KEY, set()):
-        publish(config_id)
-
-
-def _after_rollback(session: Session) -> None:
-    session.info.pop(_PENDING_KEY, None)
-
-
-def install(services: Any) -> None:
-    """Worker hook: publish over the rate limiter's Redis."""
-    configure(services.settings.effective_rate_limit_url)
-
-
-event.listen(Session, "after_commit", _after_commit)
-event.listen(Session, "after_rollback", _after_rollback)
+            uow.after_commit(lambda: publish(config_id))

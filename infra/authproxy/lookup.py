@@ -13,12 +13,12 @@ from typing import Any
 from infra.auth.stamps import MISSING, parse_api_key_stamp
 from infra.authproxy import keys
 from infra.authproxy.config import render
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.auth_proxy import AuthProxyConfig
-from infra.envelope import check_fresh, parse_json_object
 from infra.errors import InvalidRequest, NotFound, PermissionDenied, Unauthenticated
+from infra.services import Services
+from infra.submit_body import check_fresh, parse_json_object
 
 PATH = "/public/v1/auth_proxy/config"
 UNKNOWN = "unknown auth proxy configuration: check X-Auth-Proxy-Config-Id"

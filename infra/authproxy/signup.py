@@ -16,9 +16,8 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext
 from infra.errors import Unauthenticated
-from infra.sessions.extension import service_keys
 from infra.sessions.params import chain_of
-from infra.sessions.redaction import SECRET_FIELDS, reveal
+from infra.sessions.redaction import reveal
 from infra.sessions.verification import (
     ClientSignature,
     record_token_use,
@@ -26,9 +25,7 @@ from infra.sessions.verification import (
     verify_client_signature,
     verify_token,
 )
-
-for _type in ("ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8"):
-    SECRET_FIELDS.setdefault(_type, ("verificationToken",))
+from infra.worker_services import service_keys
 
 
 def spend_signup_token(ctx: ActivityContext, token: str, signature: dict[str, Any] | None,

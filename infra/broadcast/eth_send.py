@@ -19,7 +19,7 @@ from infra.broadcast.rpc import chain
 from infra.crypto.addresses import Curve
 from infra.errors import InvalidRequest
 from infra.wallets import store
-from infra.wallets.custody import custody_of
+from infra.worker_services import custody_of
 
 
 @dataclass(frozen=True)

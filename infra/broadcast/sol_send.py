@@ -22,7 +22,7 @@ from infra.broadcast.rpc import ChainRpc, NodeUnavailable, chain
 from infra.chains import solana as sol
 from infra.errors import InvalidRequest
 from infra.wallets import store
-from infra.wallets.custody import custody_of
+from infra.worker_services import custody_of
 
 MAX_SIGNERS = 16
 ZERO_BLOCKHASH = Hash.default()

@@ -21,13 +21,13 @@ from typing import Any
 
 from sqlalchemy import or_, select, update
 
-from infra.bootstrap import Services
 from infra.broadcast import ethereum, solana, status
 from infra.broadcast.rpc import ChainRpc, NodeUnavailable, RpcError, chain, quantity
 from infra.clock import now
 from infra.db.models.broadcast import SendTransaction
+from infra.services import Services
 from infra.wallets import store
-from infra.wallets.custody import custody_of
+from infra.worker_services import custody_of
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Envelope encryption of seeds and private keys at rest.
+"""EnvelopeCipher encryption of seeds and private keys at rest.
 
 Each wallet or private key gets its own random 256-bit *data key*. The secret is encrypted
 with the data key (AES-256-GCM); the data key is stored *wrapped* by the current master-key
@@ -9,7 +9,7 @@ row fails to decrypt::
     wrapped data key:  "wk1.<master version>.<base64url(nonce ‖ ciphertext ‖ tag)>"
     secret:            "ed1.<base64url(nonce ‖ ciphertext ‖ tag)>"
 
-Rotation (``walletd keys rotate``) adds a master version and calls :meth:`Envelope.rewrap`
+Rotation (``walletd keys rotate``) adds a master version and calls :meth:`EnvelopeCipher.rewrap`
 on every wrapped data key; the secrets themselves are not re-encrypted.
 """
 
@@ -82,7 +82,7 @@ def _split_wrapped(wrapped_key: str) -> tuple[str, int, bytes]:
         raise InvalidCiphertext("malformed wrapped data key") from None
 
 
-class Envelope:
+class EnvelopeCipher:
     """Wraps and unwraps data keys with a :class:`MasterKeyring`, and seals secrets."""
 
     def __init__(self, keyring: MasterKeyring) -> None:

@@ -3,7 +3,7 @@
 Registration (``create_users``, ``create_sub_organization`` root users,
 ``create_authenticators``, ``recover_user``) verifies the attestation with
 :func:`infra.auth.webauthn.verify_registration` and stores the COSE key. The stamp verifier
-registered in ``infra.auth.principal.EXTRA_VERIFIERS`` finds the authenticator by credential id
+(:func:`verify_webauthn_stamp`, wired in ``infra.bootstrap``) finds the authenticator by credential id
 in the request's organization or its parent (PROTOCOL.md §1.4, §2.3) and verifies the
 assertion over the raw body.
 """
@@ -19,13 +19,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.auth import webauthn
-from infra.auth.principal import (
-    CREDENTIAL_LOCATORS,
-    EXTRA_VERIFIERS,
-    CredentialLocator,
-    Principal,
-)
-from infra.auth.stamps import HEADER_WEBAUTHN
+from infra.auth.principal import CredentialLocator, Principal
 from infra.clock import wire_timestamp
 from infra.db.models.identity import Authenticator
 from infra.db.models.organizations import Organization, OrganizationFeature
@@ -203,19 +197,10 @@ def verify_webauthn_stamp(
     )
 
 
-def register() -> None:
-    """Plug the verifier, the locator and the view section in (idempotent)."""
-    from infra.views.users import USER_SECTIONS
-
-    EXTRA_VERIFIERS[HEADER_WEBAUTHN] = verify_webauthn_stamp
-    CREDENTIAL_LOCATORS[HEADER_WEBAUTHN] = CredentialLocator(
-        Authenticator.organization_id,
-        lambda header_value: Authenticator.credential_id
-        == webauthn.parse_stamp(header_value).credential_id,
-        "credential ID",
-    )
-    if authenticators_section not in USER_SECTIONS:
-        USER_SECTIONS.append(authenticators_section)
-
-
-register()
+#: Where an ``X-Stamp-Webauthn`` credential (an authenticator) lives.
+LOCATOR = CredentialLocator(
+    Authenticator.organization_id,
+    lambda header_value: Authenticator.credential_id
+    == webauthn.parse_stamp(header_value).credential_id,
+    "credential ID",
+)

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import Table, event, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from infra.clock import as_utc
 from infra.clock import now as clock_now
@@ -198,10 +198,8 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
     enforce(session)
 
 
-def install() -> None:
-    """Listen on every session (idempotent)."""
-    if not event.contains(Session, "before_flush", _before_flush):
-        event.listen(Session, "before_flush", _before_flush)
-
-
-install()
+def install(session_factory: sessionmaker[Session]) -> None:
+    """Enforce the quotas before every flush of ``session_factory``'s sessions (idempotent;
+    called by ``infra.bootstrap``)."""
+    if not event.contains(session_factory, "before_flush", _before_flush):
+        event.listen(session_factory, "before_flush", _before_flush)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,11 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.organizations import Organization, User
+from infra.db.unit_of_work import UnitOfWork
 from infra.identity.credentials import ApiKeyParams, add_api_key
+from infra.settings import Settings
 
 KEY_FILE = "root-api-key.json"
 
@@ -47,9 +49,10 @@ def create_organization(session: Session, name: str, public_key: str,
     return org, user
 
 
-def ensure_root(services: Services, name: str = "Root Organization") -> Path | None:
+def ensure_root(new_uow: Callable[[], UnitOfWork], settings: Settings,
+                name: str = "Root Organization") -> Path | None:
     """Create the root organization if the database has none; return the key file path."""
-    with services.uow() as uow:
+    with new_uow() as uow:
         if uow.session.scalar(select(Organization.id).limit(1)) is not None:
             return None
         private_hex, public_hex = new_p256_keypair()
@@ -59,9 +62,9 @@ def ensure_root(services: Services, name: str = "Root Organization") -> Path | N
             "userId": user.id,
             "apiPublicKey": public_hex,
             "apiPrivateKey": private_hex,
-            "baseUrl": services.settings.effective_base_url,
+            "baseUrl": settings.effective_base_url,
         }
-        path = services.settings.data_dir / KEY_FILE
+        path = settings.data_dir / KEY_FILE
         _write_private(path, json.dumps(record, indent=2) + "\n")
         uow.commit()
     return path

@@ -8,7 +8,6 @@ the params up front through ``USER_CHECKS`` (:func:`check_user`, from activity `
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -16,8 +15,8 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 
 from infra.db.models.organizations import User
-from infra.errors import InvalidRequest
 from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
+from infra.identity.directory import OidcTokenHook, attach_identity, check_identity
 from infra.wiremodel import WireModel
 
 
@@ -33,14 +32,6 @@ class UserParams(WireModel):
     user_tags: list[str] = Field(default_factory=list)
 
 
-UserExtra = Callable[[Session, str, User, UserParams, datetime, str], None]
-USER_EXTRAS: list[UserExtra] = []
-#: Read-only checks of user params run by the ingress before the activity is stored, so bad
-#: input is a 400 with nothing stored: ``check(session, organization_id, params, field)``.
-UserCheck = Callable[[Session, str, UserParams, str], None]
-USER_CHECKS: list[UserCheck] = []
-
-
 def check_user(session: Session, organization_id: str, params: UserParams, field: str) -> None:
     """Refuse what can be refused about a new user before anything is stored.
 
@@ -53,13 +44,17 @@ def check_user(session: Session, organization_id: str, params: UserParams, field
     """
     for i, key in enumerate(params.api_keys):
         canonical_public_key(key, f"{field}.apiKeys[{i}].publicKey")
-    for check in USER_CHECKS:
-        check(session, organization_id, params, field)
+    check_identity(session, organization_id, params, field)
 
 
 def create_user(session: Session, organization_id: str, params: UserParams, now: datetime,
-                *, is_root: bool = False, field: str = "users[0]") -> User:
-    """Insert a user with its API keys (and whatever ``USER_EXTRAS`` attach)."""
+                *, on_oidc_token: OidcTokenHook, is_root: bool = False,
+                field: str = "users[0]") -> User:
+    """Insert a user with its API keys, contacts, passkeys, OAuth providers and tags.
+
+    ``on_oidc_token`` is called for each OAuth provider bound from an ``oidcToken`` (the
+    sessions concept spends the token's one sign-up: ``infra.sessions.oidc_login.spend_signup``).
+    """
     user = User(organization_id=organization_id, name=params.user_name,
                 email=(params.user_email or None), phone_number=(params.user_phone_number or None),
                 is_root=is_root)
@@ -67,9 +62,6 @@ def create_user(session: Session, organization_id: str, params: UserParams, now:
     session.flush()
     for i, key in enumerate(params.api_keys):
         add_api_key(session, organization_id, user.id, key, now, f"{field}.apiKeys[{i}]")
-    if not USER_EXTRAS and (params.authenticators or params.oauth_providers or params.user_tags):
-        raise InvalidRequest("authenticators, oauthProviders and userTags are not supported by "
-                             "this server build; send API keys only", field=field)
-    for extra in USER_EXTRAS:
-        extra(session, organization_id, user, params, now, field)
+    attach_identity(session, organization_id, user, params, now, field,
+                    on_oidc_token=on_oidc_token)
     return user

@@ -7,14 +7,18 @@ work before (or without) the actors being declared in this process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import Middleware
 
 from infra.messaging import queues
 
 
-def build_broker(url: str) -> dramatiq.Broker:
-    """A broker for ``url`` with every walletd queue declared."""
+def build_broker(url: str, middleware: Sequence[Middleware] = ()) -> dramatiq.Broker:
+    """A broker for ``url`` with ``middleware`` added in order (``infra.bootstrap`` passes the
+    observability middleware) and every walletd queue declared."""
     broker: dramatiq.Broker
     if url.startswith(("amqp://", "amqps://")):
         from dramatiq.brokers.rabbitmq import RabbitmqBroker
@@ -29,9 +33,8 @@ def build_broker(url: str) -> dramatiq.Broker:
         broker.emit_after("process_boot")
     else:
         raise ValueError(f"unsupported WALLETD_BROKER_URL {url!r} (amqp://, redis:// or memory://)")
-    from infra.observability.messages import Observe  # after the metrics mode is chosen
-
-    broker.add_middleware(Observe())
+    for each in middleware:
+        broker.add_middleware(each)
     for name in queues.ALL:
         broker.declare_queue(name)
     return broker

@@ -16,14 +16,14 @@ from typing import Any, Final
 import dramatiq
 from dramatiq.middleware import Middleware
 
-from infra.messaging import contracts
+from infra.messaging import actor_messages
 from infra.observability import context, metrics
 
 log = logging.getLogger("walletd.messages")
 
 REQUEST_OPTION: Final = "walletd_request_id"
 #: Actors whose first argument is an activity id: all but the webhook delivery's.
-ACTIVITY_ACTORS: Final = frozenset(contracts.ACTORS) - {contracts.DELIVER_WEBHOOK}
+ACTIVITY_ACTORS: Final = frozenset(actor_messages.ACTORS) - {actor_messages.DELIVER_WEBHOOK}
 
 class Observe(Middleware):
     """Context ids across processes; per-message counts, durations and in-flight gauge."""

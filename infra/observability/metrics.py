@@ -39,7 +39,7 @@ from infra.messaging import queues
 from infra.observability import multiprocess as multiprocess_dir
 
 if TYPE_CHECKING:
-    from infra.bootstrap import Services
+    from infra.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ Built from the activity's parameters and the organization's wallet rows. A trans
 variables come from its chain module (``infra.chains``). ``eth.tx.from`` is the signing address
 (the wallet account's, or the Ethereum address of a secp256k1 private key);
 ``eth.tx.function_name``, ``function_signature`` and ``contract_call_args`` come from the
-organization's stored Ethereum ABI for ``eth.tx.to`` (``infra.contract_calls``).
+organization's stored Ethereum ABI for ``eth.tx.to`` (``infra.calldata``).
 Anything that cannot be resolved (an unknown ``signWith``, an undecodable transaction) is
 simply left out: a policy that reads it evaluates to ``OUTCOME_ERROR``, and the activity
 itself fails with the precise error when it executes.
@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra import chains
-from infra.contract_calls import decode_contract_call
+from infra.calldata import decode_contract_call
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
 from infra.db.models.secrets import Secret
 from infra.db.models.wallets import PrivateKey, Wallet

@@ -2,11 +2,11 @@
 
 :func:`claim` locks a PENDING activity for the executing pool and loads, in the same round
 trip on PostgreSQL, what every decision needs: its votes, the voters and the root-quorum
-threshold of the submitter's organization (a :class:`Ballot`). :func:`decide` loads what else
+threshold of the submitter's organization (a :class:`ClaimedActivity`). :func:`decide` loads what else
 the policy engine needs only when policies matter (policies, approvers with their tags, the
 credentials that voted, the condition variables, feature gates), runs
 ``infra.pipeline.engine.evaluate`` and stores the evaluation (``get_policy_evaluations``). It
-answers with a :class:`Decision` the executor acts on in the same transaction: ``allow``
+answers with a :class:`Verdict` the executor acts on in the same transaction: ``allow``
 executes the activity, ``consensus_needed`` parks it in CONSENSUS_NEEDED, ``deny`` ends it
 FAILED with a ``PolicyDenied`` carrying ``reason`` (403, gRPC 7). No policy change can land
 between the decision and the effect: both commit together.
@@ -37,15 +37,15 @@ from infra.pipeline.votes import (
     may_vote,
     rejecters,
 )
-from infra.policies import org_policies
 from infra.policy.variables import user_variable
+from infra.stored_policies import org_policies
 
 Outcome = Literal["allow", "deny", "consensus_needed"]
 UNKNOWN_SUBMITTER = "policy engine denied request implicitly: unknown submitter"
 
 
 @dataclass(frozen=True)
-class Decision:
+class Verdict:
     """The verdict on one activity, with the reason when it is not ``allow``."""
 
     outcome: Outcome
@@ -66,7 +66,7 @@ def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
 
 
 @dataclass
-class Ballot:
+class ClaimedActivity:
     """A claimed activity with its votes and voters, as the decision reads them.
 
     ``voters`` maps user id to the voting user (users deleted since are absent);
@@ -118,7 +118,7 @@ _TOUCH: Final = (update(Activity)
                  .execution_options(synchronize_session=False, populate_existing=True))
 
 
-def _ballot(activity: Activity, rows: Any) -> Ballot:
+def _ballot(activity: Activity, rows: Any) -> ClaimedActivity:
     votes: list[Vote] = []
     voters: dict[str, User] = {}
     thresholds: dict[str, int] = {}
@@ -129,10 +129,10 @@ def _ballot(activity: Activity, rows: Any) -> Ballot:
         if user is not None:
             voters[user.id] = user
             thresholds[user.organization_id] = threshold
-    return Ballot(activity, votes, voters, thresholds)
+    return ClaimedActivity(activity, votes, voters, thresholds)
 
 
-def claim(session: Session, activity_id: str) -> Ballot | None:
+def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
     """Lock ``activity_id`` for this transaction if it is PENDING, with its ballot.
 
     A second executor of the same (redelivered) message waits for the lock, then finds the
@@ -152,7 +152,7 @@ def claim(session: Session, activity_id: str) -> Ballot | None:
     return ballot_of(session, activity)
 
 
-def ballot_of(session: Session, activity: Activity) -> Ballot:
+def ballot_of(session: Session, activity: Activity) -> ClaimedActivity:
     """The ballot of an activity already at hand (read without a lock)."""
     return _ballot(activity, session.execute(_BALLOT, {"activity_id": activity.id}).all())
 
@@ -162,7 +162,7 @@ _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)
                      .where(User.id == bindparam("user_id")))
 
 
-def _unvoting_submitter(session: Session, ballot: Ballot) -> User | None:
+def _unvoting_submitter(session: Session, ballot: ClaimedActivity) -> User | None:
     """The submitter when they hold no vote on their activity (not the case for activities
     the ingress stored, whose submission is the submitter's first approval)."""
     if not ballot.activity.user_id:
@@ -174,7 +174,7 @@ def _unvoting_submitter(session: Session, ballot: Ballot) -> User | None:
     return row[0]
 
 
-def _root_quorum(ballot: Ballot, organization_id: str) -> engine.RootQuorum:
+def _root_quorum(ballot: ClaimedActivity, organization_id: str) -> engine.RootQuorum:
     """The quorum of ``organization_id`` as far as this ballot can reach it.
 
     The engine only counts root users among the live approvers, so the organization's root
@@ -185,7 +185,8 @@ def _root_quorum(ballot: Ballot, organization_id: str) -> engine.RootQuorum:
     return engine.RootQuorum(ballot.thresholds.get(organization_id, 1), roots)
 
 
-def _store(session: Session, activity: Activity, votes: Sequence[Vote], decision: engine.Decision) -> None:
+def _store(session: Session, activity: Activity, votes: Sequence[Vote],
+           decision: engine.PolicyVerdict) -> None:
     session.add(
         PolicyEvaluation(
             organization_id=activity.organization_id,
@@ -215,17 +216,17 @@ def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], us
     return target is None or may_vote(session, target, user_id)
 
 
-def decide(session: Session, activity: Activity | Ballot, spec: ActivitySpec) -> Decision:
+def decide(session: Session, activity: Activity | ClaimedActivity, spec: ActivitySpec) -> Verdict:
     """Run the policy engine on the activity and record the evaluation.
 
-    Takes the :class:`Ballot` of :func:`claim` (or an activity, whose ballot is then read).
+    Takes the :class:`ClaimedActivity` of :func:`claim` (or an activity, whose ballot is then read).
     A ballot read by the locking statement itself is read again before an outcome other
     than ``allow`` stands: a vote that committed while the claim waited for the lock saw
     the activity PENDING and handed nothing on, so this decision is the only one that can
     count it. (Only more approvals can turn a refusal or a wait into ``allow``; a rejection
     changes the status, which the claim does recheck.)
     """
-    ballot = activity if isinstance(activity, Ballot) else ballot_of(session, activity)
+    ballot = activity if isinstance(activity, ClaimedActivity) else ballot_of(session, activity)
     decision, verdict = _judge(session, ballot, spec)
     if decision.outcome != "allow" and ballot.read_with_lock:
         fresh = ballot_of(session, ballot.activity)
@@ -237,16 +238,16 @@ def decide(session: Session, activity: Activity | Ballot, spec: ActivitySpec) ->
     return decision
 
 
-def _judge(session: Session, ballot: Ballot,
-           spec: ActivitySpec) -> tuple[Decision, engine.Decision | None]:
+def _judge(session: Session, ballot: ClaimedActivity,
+           spec: ActivitySpec) -> tuple[Verdict, engine.PolicyVerdict | None]:
     """The decision on ``ballot`` and the engine's verdict to record (``None``: none ran)."""
     activity = ballot.activity
     user = ballot.submitter or _unvoting_submitter(session, ballot)
     if user is None:
-        return Decision("deny", UNKNOWN_SUBMITTER), None
+        return Verdict("deny", UNKNOWN_SUBMITTER), None
     # A parent organization acting for a sub-organization is governed by its own policies.
     if user.organization_id != activity.organization_id and not spec.parent_may_submit:
-        return Decision("deny", engine.IMPLICIT_DENY_MESSAGE), None
+        return Verdict("deny", engine.IMPLICIT_DENY_MESSAGE), None
     moment = now()
     votes = ballot.votes
     ballots = ballots_of(votes)
@@ -284,7 +285,7 @@ def _judge(session: Session, ballot: Ballot,
         verdict = engine.evaluate(policies, proposal, quorum)
     details = {"outcome": verdict.outcome.value, "reason": verdict.reason}
     if verdict.allowed:
-        return Decision("allow", details=details), verdict
+        return Verdict("allow", details=details), verdict
     if verdict.needs_consensus:
-        return Decision("consensus_needed", verdict.reason, details), verdict
-    return Decision("deny", verdict.message, details), verdict
+        return Verdict("consensus_needed", verdict.reason, details), verdict
+    return Verdict("deny", verdict.message, details), verdict

@@ -2,7 +2,7 @@
 
 :func:`evaluate` takes the organization's policies and root quorum and one
 :class:`Proposal` (the activity, its live approvers and rejecters, and the condition
-variables) and returns a :class:`Decision`. The order is:
+variables) and returns a :class:`PolicyVerdict`. The order is:
 
 1. hard denials (feature gates, e.g. "imports must target your own user") ⇒ explicit deny;
 2. a reject vote ⇒ ``OUTCOME_REJECTED``;
@@ -136,7 +136,7 @@ class PolicyOutcome:
 
 
 @dataclass(frozen=True)
-class Decision:
+class PolicyVerdict:
     """The engine's verdict with its reason and the outcome of every policy evaluated."""
 
     outcome: Outcome
@@ -291,21 +291,22 @@ def _root_approvers(proposal: Proposal, quorum: RootQuorum | None) -> frozenset[
     return proposal.approver_ids() & quorum.user_ids if quorum else frozenset()
 
 
-def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None:
+def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> PolicyVerdict | None:
     roots = _root_approvers(proposal, quorum)
     if quorum and quorum.threshold > 0 and len(roots) >= quorum.threshold:
-        return Decision(Outcome.ALLOW, f"root quorum met ({len(roots)}/{quorum.threshold})")
+        return PolicyVerdict(Outcome.ALLOW, f"root quorum met ({len(roots)}/{quorum.threshold})")
     if proposal.kind not in ROOT_QUORUM_KINDS:
         return None
     if roots:
         threshold = quorum.threshold if quorum else 0
-        return Decision(Outcome.REQUIRES_CONSENSUS, f"root quorum not met yet ({len(roots)}/{threshold})")
-    return Decision(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
+        return PolicyVerdict(Outcome.REQUIRES_CONSENSUS,
+                             f"root quorum not met yet ({len(roots)}/{threshold})")
+    return PolicyVerdict(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
 
 
-def _root_vote(proposal: Proposal, quorum: RootQuorum | None) -> Decision | None:
+def _root_vote(proposal: Proposal, quorum: RootQuorum | None) -> PolicyVerdict | None:
     if proposal.kind in VOTE_KINDS and proposal.voter_entitled and _root_approvers(proposal, quorum):
-        return Decision(Outcome.ALLOW, "a root user's vote: policies cannot limit the root quorum")
+        return PolicyVerdict(Outcome.ALLOW, "a root user's vote: policies cannot limit the root quorum")
     return None
 
 
@@ -320,15 +321,15 @@ def decided_before_policies(proposal: Proposal, root_quorum: RootQuorum | None) 
 
 def evaluate(
     policies: Sequence[Policy], proposal: Proposal, root_quorum: RootQuorum | None = None
-) -> Decision:
+) -> PolicyVerdict:
     """Decide ``proposal`` under ``policies`` and ``root_quorum`` (see the module docstring)."""
     denial = hard_denial(
         proposal.activity_type, proposal.parameters, proposal.requester_id, proposal.features
     )
     if denial:
-        return Decision(Outcome.DENY_EXPLICIT, denial, by_gate=True)
+        return PolicyVerdict(Outcome.DENY_EXPLICIT, denial, by_gate=True)
     if proposal.rejecters:
-        return Decision(Outcome.REJECTED, "rejected by " + ", ".join(sorted(proposal.rejecters)))
+        return PolicyVerdict(Outcome.REJECTED, "rejected by " + ", ".join(sorted(proposal.rejecters)))
     root = _root_step(proposal, root_quorum) or _root_vote(proposal, root_quorum)
     if root is not None:
         return root
@@ -342,16 +343,16 @@ def evaluate(
     if Outcome.DENY_EXPLICIT in found:
         if roots:
             # No policy limits the root quorum: let the other roots vote instead of refusing.
-            return Decision(Outcome.REQUIRES_CONSENSUS, f"a policy denies the activity; {waiting}",
+            return PolicyVerdict(Outcome.REQUIRES_CONSENSUS, f"a policy denies the activity; {waiting}",
                             outcomes)
-        return Decision(Outcome.DENY_EXPLICIT, "a policy denies the activity", outcomes)
+        return PolicyVerdict(Outcome.DENY_EXPLICIT, "a policy denies the activity", outcomes)
     if Outcome.ALLOW in found:
-        return Decision(Outcome.ALLOW, "a policy allows the activity", outcomes)
+        return PolicyVerdict(Outcome.ALLOW, "a policy allows the activity", outcomes)
     if Outcome.REQUIRES_CONSENSUS in found:
-        return Decision(Outcome.REQUIRES_CONSENSUS, "waiting for policy consensus", outcomes)
+        return PolicyVerdict(Outcome.REQUIRES_CONSENSUS, "waiting for policy consensus", outcomes)
     default = _default_allows(proposal)
     if default:
-        return Decision(Outcome.ALLOW, default, outcomes)
+        return PolicyVerdict(Outcome.ALLOW, default, outcomes)
     if roots:
-        return Decision(Outcome.REQUIRES_CONSENSUS, waiting, outcomes)
-    return Decision(Outcome.DENY_IMPLICIT, "no policy allows the activity", outcomes)
+        return PolicyVerdict(Outcome.REQUIRES_CONSENSUS, waiting, outcomes)
+    return PolicyVerdict(Outcome.DENY_IMPLICIT, "no policy allows the activity", outcomes)

@@ -19,14 +19,14 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
-from infra.bootstrap import Services
 from infra.clock import now
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import Internal, PolicyDenied, WalletError
 from infra.pipeline import decide, engine, lifecycle
+from infra.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def run_activity(services: Services, activity_id: str) -> str | None:
                 return None
             activity = ballot.activity
             activity_type = activity.type
-            status = _settle(services, uow.session, ballot)
+            status = _settle(services, uow, ballot)
             uow.commit()
             return status
     except WalletError as err:
@@ -77,27 +77,27 @@ def run_activity(services: Services, activity_id: str) -> str | None:
     return fail_activity(services, activity_id, failure)
 
 
-def _settle(services: Services, session: Session, ballot: decide.Ballot) -> str:
+def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity) -> str:
     """Decide the claimed activity and move it to where the decision leads."""
     activity = ballot.activity
     # Inside the guard: an intent stored under older rules that no longer validates is
     # recorded as a failure rather than crashing every redelivery.
     spec, version = registry().by_type[activity.type]
-    decision = decide.decide(session, ballot, spec)
+    decision = decide.decide(uow.session, ballot, spec)
     if decision.outcome == "consensus_needed":
-        lifecycle.transition(session, activity, lifecycle.CONSENSUS_NEEDED)
+        lifecycle.transition(uow, activity, lifecycle.CONSENSUS_NEEDED)
         return lifecycle.CONSENSUS_NEEDED
     if decision.outcome == "deny":
         failure = PolicyDenied(decision.reason or engine.IMPLICIT_DENY_MESSAGE)
-        lifecycle.transition(session, activity, lifecycle.FAILED, failure=failure.to_wire())
+        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=failure.to_wire())
         return lifecycle.FAILED
     params = version.params.model_validate(activity.intent[version.intent_key])
-    ctx = ActivityContext(session=session, activity=activity,
+    ctx = ActivityContext(uow=uow, activity=activity,
                           organization_id=activity.organization_id,
                           user_id=activity.user_id, version=version, now=now(),
                           services=services)
     body = spec.execute(params, ctx)
-    lifecycle.transition(session, activity, lifecycle.COMPLETED,
+    lifecycle.transition(uow, activity, lifecycle.COMPLETED,
                          result={version.result_key: body})
     return lifecycle.COMPLETED
 
@@ -109,6 +109,6 @@ def fail_activity(services: Services, activity_id: str, failure: dict[str, objec
         activity = lifecycle.claim(uow.session, activity_id, expected)
         if activity is None:
             return None
-        lifecycle.transition(uow.session, activity, lifecycle.FAILED, failure=dict(failure))
+        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=dict(failure))
         uow.commit()
     return lifecycle.FAILED

@@ -1,26 +1,30 @@
 """The activity state machine: statuses, guarded transitions and change listeners.
 
 Every status change goes through :func:`transition` (or :func:`record_created` for the
-first row), inside the caller's transaction. Listeners registered in ``LISTENERS`` run in
-that same transaction, so an outbox row they write commits or rolls back with the change.
+first row), inside the caller's unit of work. The unit of work's listeners (the ordered list
+``infra.bootstrap`` wires) run in that same transaction, so an outbox row they write commits or
+rolls back with the change; whatever they do after the commit they register with
+``uow.after_commit``.
 
 Settling is announced twice, each only once the change committed: on PostgreSQL by the
 database itself (a trigger sends ``NOTIFY walletd_activity_settled`` with the id; migration
-``0007_pipeline``), to every process; and in process, to the callables in ``ON_SETTLED``
-(the embedded default's waiter), so a request waiting in the process that settled the
+``0007_pipeline``), to every process; and in process, by :class:`Settlements` (one of the
+listeners) to the subscribed waiters, so a request waiting in the process that settled the
 activity wakes at once on any database.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, Update, bindparam, event, update
+from sqlalchemy import ColumnElement, Update, bindparam, update
 from sqlalchemy.orm import Session
 
 from infra.clock import now
 from infra.db.models.activities import Activity
+from infra.db.unit_of_work import ActivityListener, UnitOfWork
 
 CREATED: Final = "ACTIVITY_STATUS_CREATED"
 PENDING: Final = "ACTIVITY_STATUS_PENDING"
@@ -35,38 +39,50 @@ TERMINAL: Final = frozenset({COMPLETED, FAILED, REJECTED})
 SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED}
 #: PostgreSQL NOTIFY channel carrying the id of an activity that just settled.
 SETTLED_CHANNEL: Final = "walletd_activity_settled"
-#: ``session.info`` key collecting the ids a transaction settles.
-_SETTLED_KEY: Final = "walletd.settled"
-
-Listener = Callable[[Session, Activity, str | None], None]
-
-#: Called as ``listener(session, activity, previous_status)`` after every change.
-LISTENERS: list[Listener] = []
-#: Called as ``announce(activity_ids)`` after a transaction that settled them committed.
-ON_SETTLED: list[Callable[[list[str]], None]] = []
+#: Called as ``listener(uow, activity, previous_status)`` after every change.
+Listener = ActivityListener
 
 
-@event.listens_for(Session, "after_commit")
-def _announce_settled(session: Session) -> None:
-    ids = session.info.pop(_SETTLED_KEY, None)
-    if ids:
-        for announce in ON_SETTLED:
+class Settlements:
+    """In-process announcement of settled activities, after the commit that settled them.
+
+    :meth:`on_activity_change` is an activity status listener (wired last in
+    ``infra.bootstrap``); the process's waiter subscribes with :meth:`subscribe`.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: tuple[Callable[[list[str]], None], ...] = ()
+
+    def subscribe(self, announce: Callable[[list[str]], None]) -> None:
+        """Call ``announce(activity_ids)`` after each commit that settled them."""
+        with self._lock:
+            self._subscribers = (*self._subscribers, announce)
+
+    def unsubscribe(self, announce: Callable[[list[str]], None]) -> None:
+        """Stop calling ``announce``."""
+        with self._lock:
+            self._subscribers = tuple(s for s in self._subscribers if s != announce)
+
+    def on_activity_change(self, uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+        """Listener: announce ``activity`` once the transaction settling it committed."""
+        if activity.status in SETTLED and self._subscribers:
+            ids = [activity.id]
+            uow.after_commit(lambda: self._announce(ids))
+
+    def _announce(self, ids: list[str]) -> None:
+        for announce in self._subscribers:
             announce(ids)
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget_settled(session: Session) -> None:
-    session.info.pop(_SETTLED_KEY, None)
+def _notify(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    for listener in uow.listeners:
+        listener(uow, activity, previous)
 
 
-def _notify(session: Session, activity: Activity, previous: str | None) -> None:
-    for listener in LISTENERS:
-        listener(session, activity, previous)
-
-
-def record_created(session: Session, activity: Activity) -> None:
-    """Announce a newly inserted activity (already added to ``session``)."""
-    _notify(session, activity, None)
+def record_created(uow: UnitOfWork, activity: Activity) -> None:
+    """Announce a newly inserted activity (already added to ``uow.session``)."""
+    _notify(uow, activity, None)
 
 
 def claim_statement(*also: ColumnElement[Any]) -> Update:
@@ -111,7 +127,7 @@ def claim_with(session: Session, statement: Update, activity_id: str,
 
 
 def transition(
-    session: Session,
+    uow: UnitOfWork,
     activity: Activity,
     status: str,
     *,
@@ -124,6 +140,7 @@ def transition(
     status a second time is told apart from the first (webhook event ids), while a retried
     transaction, starting from the same committed version, names the same one.
     """
+    session = uow.session
     previous = activity.status
     activity.status = status
     activity.version = activity.version + 1
@@ -133,6 +150,4 @@ def transition(
     if failure is not None:
         activity.failure = failure
     session.flush()
-    _notify(session, activity, previous)
-    if status in SETTLED:
-        session.info.setdefault(_SETTLED_KEY, []).append(activity.id)
+    _notify(uow, activity, previous)

@@ -19,18 +19,9 @@ from sqlalchemy.orm import Session
 from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
 from infra.auth.principal import Principal, authenticate
-from infra.bootstrap import Services
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
-from infra.envelope import (
-    Envelope,
-    check_fresh,
-    fingerprint,
-    invalid_request,
-    parse_envelope,
-    parse_json_object,
-    validate_model,
-)
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import (
     AlreadyExists,
     InvalidRequest,
@@ -40,9 +31,19 @@ from infra.errors import (
     from_failure,
 )
 from infra.identity.ancestry import organization_chain
-from infra.messaging.contracts import send_execute_activity
+from infra.messaging.actor_messages import send_execute_activity
 from infra.pipeline import lifecycle
 from infra.pipeline.wait import Watch
+from infra.services import Services
+from infra.submit_body import (
+    SubmitBody,
+    check_fresh,
+    fingerprint,
+    invalid_request,
+    parse_envelope,
+    parse_json_object,
+    validate_model,
+)
 from infra.views.activities import load_and_render
 from infra.wiremodel import WireModel
 
@@ -88,7 +89,7 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
         return answer(services, activity_id, principal.user_id, watch)
 
 
-def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: Envelope,
+def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: SubmitBody,
             headers: Mapping[str, str], body: bytes, watch: Watch) -> tuple[str, Principal]:
     """Authenticate and store the activity once; return its id and who sent it.
 
@@ -101,7 +102,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
         session = uow.session
         login = bool(spec.extra.get("login"))
         principal = authenticate(session, headers, body, envelope.organization_id, moment,
-                                 resolve_sub_organizations=login)
+                                 stamps=services.stamps, resolve_sub_organizations=login)
         if login and principal.organization_id != envelope.organization_id and \
                 envelope.organization_id in organization_chain(session, principal.organization_id):
             # A login addressed to a parent lands in the user's sub-organization (PROTOCOL.md §6).
@@ -131,7 +132,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
                 return _same_submitter(existing, principal), principal
             raise
         try:
-            activity_id = _store(session, envelope, version, params.wire(), body, fp, principal).id
+            activity_id = _store(uow, envelope, version, params.wire(), body, fp, principal).id
         except IntegrityError:
             # The same body raced in concurrently and the other request stored it first.
             uow.rollback()
@@ -208,7 +209,7 @@ def _vote_target(activity: Activity) -> str | None:
     return target if isinstance(target, str) else None
 
 
-def _store(session: Session, envelope: Envelope, version: Version, params: dict[str, Any],
+def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict[str, Any],
            body: bytes, fp: str, principal: Principal) -> Activity:
     activity = Activity(
         organization_id=envelope.organization_id,
@@ -221,10 +222,11 @@ def _store(session: Session, envelope: Envelope, version: Version, params: dict[
         result={},
         user_id=principal.user_id,
     )
+    session = uow.session
     session.add(activity)
     session.flush()
     session.add(record_vote(activity.id, principal, body, APPROVED))
-    lifecycle.record_created(session, activity)
+    lifecycle.record_created(uow, activity)
     return activity
 
 

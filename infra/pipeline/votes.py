@@ -5,8 +5,8 @@ Approvals expire 24 hours after the first one (PROTOCOL.md §3.4).
 An activity waiting for consensus never expires itself; its approvals do. The window opens at
 the first approval (the submission counts as the submitter's first approval); approvals that
 arrive after it closed open a new window, and everything older is dropped. Rejections do not
-expire. Importing this module (listed in ``infra.extensions``) installs :func:`vote_rights`
-as the ``canApprove``/``canReject`` rule.
+expire. :func:`vote_rights` is the ``canApprove``/``canReject`` rule of activity views
+(``infra.views.activities`` imports it).
 
 Who may vote (:func:`may_vote`, used both for ``canApprove``/``canReject`` and by the policy
 engine's default for approve/reject activities): the target's submitter, a root user of the
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import bindparam, event, or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.orm import Session
 
 from infra.activities import registry
@@ -38,14 +38,13 @@ from infra.db.models.identity import Authenticator, UserTagAssignment
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
-from infra.messaging.contracts import send_execute_activity
+from infra.messaging.actor_messages import send_execute_activity
 from infra.pipeline.lifecycle import CONSENSUS_NEEDED, PENDING, transition
 from infra.pipeline.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.policy import nodes
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
 from infra.policy.parser import InvalidPolicyExpression
 from infra.policy.variables import activity_variable, credential_variable, user_variable, variables
-from infra.views.activities import VOTE_RIGHTS
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ REJECTED = "VOTE_SELECTION_REJECTED"
 
 
 @dataclass(frozen=True)
-class Ballot:
+class CountedVote:
     """One recorded vote as far as counting is concerned."""
 
     user_id: str
@@ -64,24 +63,24 @@ class Ballot:
 
 
 def live_approvals(
-    ballots: Iterable[Ballot], now: datetime, window: timedelta = APPROVAL_WINDOW
-) -> list[Ballot]:
+    ballots: Iterable[CountedVote], now: datetime, window: timedelta = APPROVAL_WINDOW
+) -> list[CountedVote]:
     """The approvals still counting at ``now``, oldest first, one per user."""
     approvals = sorted((b for b in ballots if b.selection == APPROVED), key=lambda b: b.created_at)
-    current: list[Ballot] = []
+    current: list[CountedVote] = []
     for ballot in approvals:
         if current and ballot.created_at >= current[0].created_at + window:
             current = []
         current.append(ballot)
     if not current or now >= current[0].created_at + window:
         return []
-    first: dict[str, Ballot] = {}
+    first: dict[str, CountedVote] = {}
     for ballot in current:
         first.setdefault(ballot.user_id, ballot)
     return list(first.values())
 
 
-def rejecters(ballots: Sequence[Ballot]) -> list[str]:
+def rejecters(ballots: Sequence[CountedVote]) -> list[str]:
     """Users who rejected, in vote order, each once."""
     out: list[str] = []
     for ballot in sorted(ballots, key=lambda b: b.created_at):
@@ -90,9 +89,9 @@ def rejecters(ballots: Sequence[Ballot]) -> list[str]:
     return out
 
 
-def ballots_of(votes: Iterable[Vote]) -> list[Ballot]:
+def ballots_of(votes: Iterable[Vote]) -> list[CountedVote]:
     """Counting view of stored vote rows."""
-    return [Ballot(v.user_id, v.selection, as_utc(v.created_at)) for v in votes]
+    return [CountedVote(v.user_id, v.selection, as_utc(v.created_at)) for v in votes]
 
 
 #: Built once: every evaluation and every vote reads them.
@@ -368,9 +367,9 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     )
     session.flush()
     if selection == REJECTED:
-        transition(session, target, ACTIVITY_REJECTED)
+        transition(ctx.uow, target, ACTIVITY_REJECTED)
     elif target.status == CONSENSUS_NEEDED:
-        transition(session, target, PENDING)
+        transition(ctx.uow, target, PENDING)
         _evaluate_after_commit(ctx, target)
     return target
 
@@ -380,14 +379,10 @@ def _evaluate_after_commit(ctx: ActivityContext, target: Activity) -> None:
     broker, activity_id = ctx.services.broker, target.id
     pool = registry().by_type[target.type][0].pool
 
-    def send(_session: Session) -> None:
+    def send() -> None:
         try:
             send_execute_activity(broker, activity_id, pool)
         except Exception:  # the sweeper re-sends for activities left PENDING
             log.exception("could not hand activity %s back to its pool", activity_id)
 
-    event.listen(ctx.session, "after_commit", send, once=True)
-
-
-if vote_rights not in VOTE_RIGHTS:
-    VOTE_RIGHTS.append(vote_rights)
+    ctx.uow.after_commit(send)

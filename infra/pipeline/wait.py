@@ -140,11 +140,14 @@ class NotifiedWaiter(Waiter):
 
     _safety_interval = 1.0
 
-    def __init__(self, session_factory: sessionmaker[Session], max_interval: float = 0.02) -> None:
+    def __init__(self, session_factory: sessionmaker[Session], max_interval: float = 0.02,
+                 settlements: lifecycle.Settlements | None = None) -> None:
         super().__init__(session_factory, max_interval=max_interval)
         self._lock = threading.Lock()
         self._events: dict[str, set[threading.Event]] = {}
-        lifecycle.ON_SETTLED.append(self._wake)
+        self._settlements = settlements
+        if settlements is not None:
+            settlements.subscribe(self._wake)
 
     def _notified(self) -> bool:
         return True
@@ -169,8 +172,8 @@ class NotifiedWaiter(Waiter):
 
     def stop(self) -> None:
         """Stop being woken by this process's settles."""
-        if self._wake in lifecycle.ON_SETTLED:
-            lifecycle.ON_SETTLED.remove(self._wake)
+        if self._settlements is not None:
+            self._settlements.unsubscribe(self._wake)
 
 
 class PostgresWaiter(NotifiedWaiter):
@@ -178,8 +181,9 @@ class PostgresWaiter(NotifiedWaiter):
 
     _safety_interval = 0.25
 
-    def __init__(self, session_factory: sessionmaker[Session], listener: Listener) -> None:
-        super().__init__(session_factory, max_interval=0.05)
+    def __init__(self, session_factory: sessionmaker[Session], listener: Listener,
+                 settlements: lifecycle.Settlements | None = None) -> None:
+        super().__init__(session_factory, max_interval=0.05, settlements=settlements)
         self._listener = listener
         listener.subscribe(CHANNEL, lambda id_: self._wake([id_]), self._wake_all)
 
@@ -195,12 +199,13 @@ class PostgresWaiter(NotifiedWaiter):
             event.set()
 
 
-def make_waiter(session_factory: sessionmaker[Session], listener: Listener | None) -> Waiter:
+def make_waiter(session_factory: sessionmaker[Session], listener: Listener | None,
+                settlements: lifecycle.Settlements | None = None) -> Waiter:
     """The best waiter: woken by PostgreSQL's notifications when there is a ``listener``,
-    by this process's settles in any case."""
+    by this process's settles (``settlements``) in any case."""
     if listener is not None:
-        return PostgresWaiter(session_factory, listener)
-    return NotifiedWaiter(session_factory)
+        return PostgresWaiter(session_factory, listener, settlements)
+    return NotifiedWaiter(session_factory, settlements=settlements)
 
 
 Notify = Callable[[Session, str], None]

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from infra.activities.common import user_in_org
 from infra.db.models.identity import OauthProvider
-from infra.identity.extension import render_oauth_provider
+from infra.identity.directory import render_oauth_provider
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

@@ -1,24 +1,33 @@
 """``get_organization``: the organization with its users, quorum and features.
 
-Other concepts add their lists (wallets, policies, private keys, invitations, tags, …)
-through ``ORGANIZATION_SECTIONS``: ``section(session, org_id) -> {wire_key: value}``.
+Other concepts' lists (wallets, policies, private keys, invitations, tags, …) come from the
+sections in ``ORGANIZATION_SECTIONS`` below: ``section(session, org_id) -> {wire_key: value}``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.errors import NotFound
+from infra.identity.directory import organization_section as identity_section
 from infra.queries.spec import QueryContext, QuerySpec
+from infra.stored_policies import organization_section as policies_section
 from infra.views.users import render_users
+from infra.wallets.sections import organization_section as wallets_section
 from infra.wiremodel import WireModel
 
-ORGANIZATION_SECTIONS: list[Callable[[Session, str], dict[str, Any]]] = []
+#: Sections of ``v1OrganizationData`` beyond the organization's own columns, in order:
+#: ``section(session, org_id) -> {wire_key: value}``.
+ORGANIZATION_SECTIONS: Final[tuple[Callable[[Session, str], dict[str, Any]], ...]] = (
+    policies_section,              # policies
+    identity_section,              # tags, invitations, smartContractInterfaceReferences
+    wallets_section,               # wallets, privateKeys
+)
 
 
 class Params(WireModel):

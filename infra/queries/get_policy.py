@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.policies import policy_in_org, render_policy
 from infra.queries.spec import QueryContext, QuerySpec
+from infra.stored_policies import policy_in_org, render_policy
 from infra.wiremodel import WireModel
 
 

@@ -9,8 +9,8 @@ from sqlalchemy import select
 from infra.db.models.activities import Activity
 from infra.db.models.policies import PolicyEvaluation
 from infra.errors import NotFound
-from infra.policies import render_evaluation
 from infra.queries.spec import QueryContext, QuerySpec
+from infra.stored_policies import render_evaluation
 from infra.wiremodel import WireModel
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.activities.delete_smart_contract_interface import find_interface
-from infra.identity.extension import render_contract_interface
+from infra.identity.directory import render_contract_interface
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.policies import org_policies, render_policy
 from infra.queries.spec import QueryContext, QuerySpec
+from infra.stored_policies import org_policies, render_policy
 from infra.wiremodel import WireModel
 
 

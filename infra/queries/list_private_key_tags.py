@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from infra.db.models.identity import Tag
-from infra.identity.extension import TAG_TYPE_PRIVATE_KEY, render_tag
+from infra.identity.directory import TAG_TYPE_PRIVATE_KEY, render_tag
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from infra.db.models.identity import SmartContractInterface
-from infra.identity.extension import render_contract_interface
+from infra.identity.directory import render_contract_interface
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 

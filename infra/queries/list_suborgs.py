@@ -18,7 +18,7 @@ from infra.db.base import Base
 from infra.db.models.identity import Authenticator, DeletedOrganization, OauthProvider
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.errors import InvalidRequest
-from infra.identity.extension import oidc_claims_unverified
+from infra.identity.directory import oidc_claims_unverified
 from infra.queries.pagination import Pagination, fetch_page
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel

@@ -13,7 +13,7 @@ from infra.auth.principal import Principal
 from infra.wiremodel import WireModel
 
 if TYPE_CHECKING:
-    from infra.bootstrap import Services
+    from infra.services import Services
 
 
 @dataclass

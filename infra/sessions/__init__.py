@@ -4,7 +4,7 @@ Who owns what (two engineers built this package side by side):
 
 * **A — keys, sessions, one-time codes, delivery**: ``service_keys`` (notarizer,
   verification-token and encryption keys, versioned; ``walletd keys service-*``),
-  ``extension`` (worker hook, discovery), ``tokens`` (the shared interface below),
+  ``tokens`` (the shared interface below),
   ``otp`` / ``verification`` (codes, verification tokens, client signatures),
   ``attested`` (``X-Stamp-Attested`` dispatch and its verification-token scheme),
   ``delivery`` (SMTP, Twilio-style SMS, outbox), and the activities ``stamp_login``,
@@ -29,11 +29,12 @@ Interface for B (``infra.sessions.tokens`` unless named otherwise):
   resolution for logins".
 * ``p256_public_key(hex, field)`` — a client key in compressed form or a 400.
 * ``DEFAULT_SESSION_SECONDS`` (900).
-* Service keys: ``infra.sessions.extension.service_keys(services).current(session,
+* Service keys: ``infra.services.service_keys(services).current(session,
   ENCRYPTION)`` / ``.live(session, ENCRYPTION)`` give the encryption key pairs (workers);
   ``infra.sessions.service_keys.current_public_key(session, purpose)`` the public halves.
-* ``X-Stamp-Attested``: ``infra.sessions.attested.SCHEMES[scheme] = verifier`` where
-  ``verifier(session, stamp, body, candidates, now) -> Principal`` (one entry per scheme).
+* ``X-Stamp-Attested``: each scheme is an ``infra.auth.attested.AttestedScheme``
+  (``ATTESTED_SCHEME`` of ``infra.sessions.attested`` / ``attested_oidc``), wired by name in
+  ``infra.bootstrap.stamps()``.
 * Token use (one sign-up and one login per verification or OIDC token):
   ``infra.sessions.verification.record_token_use(session, token_id, usage, fingerprint)``.
 """

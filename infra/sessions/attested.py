@@ -16,7 +16,7 @@ from typing import Any, Final
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from infra.auth.attested import SCHEMES, AttestedScheme, AttestedStamp, body_type
+from infra.auth.attested import AttestedScheme, AttestedStamp, body_type
 from infra.auth.principal import Principal
 from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.organizations import User
@@ -82,4 +82,5 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
                      scheme=SIGNATURE_SCHEME, signature=stamp.signature)
 
 
-SCHEMES[SCHEME] = AttestedScheme(verify=verify, holders=holders)
+#: The scheme, wired into ``X-Stamp-Attested`` by ``infra.bootstrap``.
+ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders)

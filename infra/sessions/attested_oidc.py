@@ -17,13 +17,13 @@ from typing import Any, Final
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from infra.auth.attested import SCHEMES, AttestedScheme, AttestedStamp, body_type
+from infra.auth.attested import AttestedScheme, AttestedStamp, body_type
 from infra.auth.principal import Principal
 from infra.crypto.stamp import verify_stamp_signature
 from infra.db.models.identity import OauthProvider
 from infra.errors import Unauthenticated
 from infra.identity.ancestry import organization_chain
-from infra.identity.extension import oidc_claims_unverified
+from infra.identity.directory import oidc_claims_unverified
 from infra.sessions.attested import ATTESTED_TYPES, SIGNATURE_SCHEME
 from infra.sessions.oauth2 import self_issuer
 from infra.sessions.oidc import (
@@ -103,4 +103,5 @@ def verify(session: Session, stamp: AttestedStamp, body: bytes, candidates: list
                      scheme=SIGNATURE_SCHEME, signature=stamp.signature)
 
 
-SCHEMES[SCHEME] = AttestedScheme(verify=verify, holders=holders)
+#: The scheme, wired into ``X-Stamp-Attested`` by ``infra.bootstrap``.
+ATTESTED_SCHEME = AttestedScheme(verify=verify, holders=holders)

@@ -8,9 +8,9 @@ from infra.db.models.organizations import User
 from infra.db.models.sessions import OtpCode
 from infra.sessions import delivery, otp
 from infra.sessions.delivery import EmailCustomization
-from infra.sessions.extension import service_keys
 from infra.sessions.params import organizations_below
 from infra.sessions.redaction import reveal
+from infra.worker_services import service_keys
 
 
 def send_code(ctx: Any, *, purpose: str, otp_type: str, contact: str, user_id: str | None,

@@ -41,6 +41,7 @@ from jwt.exceptions import (
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from infra.db.models.auth_proxy import AuthProxyConfig
 from infra.db.models.identity import OauthProvider
 from infra.db.models.oauth import Oauth2Credential
 from infra.db.models.organizations import Organization
@@ -112,11 +113,9 @@ class OidcIdentity:
 
 # --- accepted audiences -------------------------------------------------------------------
 
-#: Sources of the client ids an organization accepts: ``source(session, organization_ids)``
-#: yields client ids registered in any of those organizations. Extend by appending (the
-#: auth proxy adds its ``oauthClientIds``).
+#: A source of the client ids an organization accepts: ``source(session, organization_ids)``
+#: yields client ids registered in any of those organizations.
 AudienceSource = Callable[[Session, Sequence[str]], Iterable[str]]
-AUDIENCE_SOURCES: list[AudienceSource] = []
 
 
 def _provider_audiences(session: Session, organization_ids: Sequence[str]) -> Iterable[str]:
@@ -133,7 +132,19 @@ def _credential_client_ids(session: Session, organization_ids: Sequence[str]) ->
         Oauth2Credential.organization_id.in_(list(organization_ids))))
 
 
-AUDIENCE_SOURCES.extend([_provider_audiences, _credential_client_ids])
+def _proxy_client_ids(session: Session, organization_ids: Sequence[str]) -> Iterable[str]:
+    """The ``walletKitSettings.oauthClientIds`` of the enabled auth proxy configurations."""
+    rows = session.scalars(select(AuthProxyConfig.settings).where(
+        AuthProxyConfig.organization_id.in_(list(organization_ids)),
+        AuthProxyConfig.enabled.is_(True)))
+    for settings in rows:
+        ids = ((settings or {}).get("walletKitSettings") or {}).get("oauthClientIds") or {}
+        yield from (v for v in ids.values() if isinstance(v, str) and v)
+
+
+#: Where accepted audiences come from: OAuth providers, OAuth 2.0 credentials, auth proxies.
+AUDIENCE_SOURCES: Final[tuple[AudienceSource, ...]] = (
+    _provider_audiences, _credential_client_ids, _proxy_client_ids)
 
 
 def accepted_audiences(session: Session, organization_ids: Sequence[str]) -> set[str]:

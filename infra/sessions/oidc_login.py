@@ -21,7 +21,7 @@ from infra.db.models.oauth import OidcTokenUse
 from infra.db.uniqueness import add_unique
 from infra.errors import NotFound, Unauthenticated
 from infra.identity.ancestry import organization_chain
-from infra.identity.extension import oidc_claims_unverified
+from infra.identity.directory import oidc_claims_unverified
 from infra.sessions.oauth2 import self_issuer
 from infra.sessions.oidc import (
     OidcIdentity,
@@ -106,7 +106,7 @@ def spend_login(session: Session, identity: OidcIdentity, fingerprint: str, now:
 
 def spend_signup(session: Session, token: str, organization_id: str, user_id: str,
                  now: datetime) -> None:
-    """``infra.identity.extension.OIDC_TOKEN_HOOKS`` entry: binding a user's OAuth provider
+    """The ``on_oidc_token`` hook of user creation (``infra.identity``): binding a user's OAuth provider
     from a token (a sign-up) spends the token's one sign-up."""
     try:
         claims = oidc_claims_unverified(token)

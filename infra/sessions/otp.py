@@ -29,6 +29,7 @@ from infra.clock import as_utc
 from infra.crypto import hpke
 from infra.db.models.activities import Activity
 from infra.db.models.sessions import OtpCode
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import InvalidRequest, ResourceExhausted
 from infra.pipeline import lifecycle
 from infra.sessions.service_keys import ENCRYPTION, ServiceKeys
@@ -161,8 +162,8 @@ CODE_ACTIVITY_TYPES: Final = frozenset({
     "ACTIVITY_TYPE_VERIFY_OTP", "ACTIVITY_TYPE_VERIFY_OTP_V2", "ACTIVITY_TYPE_OTP_AUTH"})
 
 
-def count_failed_attempt(session: Session, activity: Activity, previous: str | None) -> None:
-    """``LISTENERS`` entry: a code activity that failed with a wrong code spends its attempt.
+def count_failed_attempt(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    """Activity status listener: a code activity that failed with a wrong code spends its attempt.
 
     The attempt spent during execution rolled back with the failed activity's effects; this
     spends it again in the transaction that records the failure.
@@ -175,7 +176,7 @@ def count_failed_attempt(session: Session, activity: Activity, previous: str | N
     intent: Any = next(iter((activity.intent or {}).values()), {})
     otp_id = intent.get("otpId") if isinstance(intent, dict) else None
     if isinstance(otp_id, str):
-        session.execute(update(OtpCode).where(OtpCode.id == otp_id,
+        uow.session.execute(update(OtpCode).where(OtpCode.id == otp_id,
                                               OtpCode.attempts < MAX_ATTEMPTS)
                         .values(attempts=OtpCode.attempts + 1)
                         .execution_options(synchronize_session=False))

@@ -1,23 +1,27 @@
 """Codes and tokens never rest in the activity tables in the clear.
 
 An activity stores its raw body, its intent and its submitter's vote message (the body). For
-the types below, a lifecycle listener (first in ``LISTENERS``, so nothing else sees them
-before) rewrites them as the activity is created: the secret value in the intent is sealed
-(HPKE) to the service encryption key, and in the body and vote message it is replaced by
-``<redacted>``. The executing worker opens the sealed value (:func:`reveal`). When the
-activity settles, the sealed value becomes ``<redacted>`` too. The fingerprint keeps the
-original body's hash, so an identical re-sent request still finds its activity.
+the types below, an activity status listener (wired first in ``infra.bootstrap``, so no other
+listener, the webhook outbox included, sees them before) rewrites them as the activity is
+created: the secret value in the intent is sealed (HPKE) to the service encryption key, and
+in the body and vote message it is replaced by ``<redacted>``. The executing worker opens the
+sealed value (:func:`reveal`). When the activity settles, the sealed value becomes
+``<redacted>`` too. The fingerprint keeps the original body's hash, so an identical re-sent
+request still finds its activity.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
 
 from sqlalchemy.orm import Session
 
 from infra.crypto.bundles import encrypt_to_bundle, open_encrypted_bundle
 from infra.db.models.activities import Activity, Vote
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import InvalidCiphertext, InvalidRequest, Unavailable
 from infra.pipeline import lifecycle
 from infra.sessions.service_keys import ENCRYPTION, ServiceKeys, current_public_key
@@ -25,12 +29,20 @@ from infra.sessions.service_keys import ENCRYPTION, ServiceKeys, current_public_
 REDACTED: Final = "<redacted>"
 SEALED_PREFIX: Final = "sealed:"
 #: Intent fields holding a one-time code or a token, by activity type.
-SECRET_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+SECRET_FIELDS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({
+    # one-time codes and the verification tokens they buy
     "ACTIVITY_TYPE_OTP_AUTH": ("otpCode",),
     "ACTIVITY_TYPE_VERIFY_OTP": ("otpCode",),
     "ACTIVITY_TYPE_OTP_LOGIN": ("verificationToken",),
     "ACTIVITY_TYPE_OTP_LOGIN_V2": ("verificationToken",),
-}
+    # the auth proxy's sign-up spends a verification token (infra.authproxy.signup)
+    "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7": ("verificationToken",),
+    "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8": ("verificationToken",),
+    # OIDC ID tokens, OAuth 2.0 authorization codes and PKCE verifiers
+    "ACTIVITY_TYPE_OAUTH_LOGIN": ("oidcToken",),
+    "ACTIVITY_TYPE_OAUTH": ("oidcToken",),
+    "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE": ("authCode", "codeVerifier"),
+})
 
 
 def _redact_text(text: str, secrets_: list[str]) -> str:
@@ -39,8 +51,9 @@ def _redact_text(text: str, secrets_: list[str]) -> str:
     return text
 
 
-def seal_on_create(session: Session, activity: Activity, previous: str | None) -> None:
-    """``LISTENERS`` entry: seal and redact the secret fields of a new activity."""
+def seal_on_create(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    """Activity status listener: seal and redact the secret fields of a new activity."""
+    session = uow.session
     fields = SECRET_FIELDS.get(activity.type)
     if previous is not None or not fields or not activity.intent:
         return
@@ -48,20 +61,23 @@ def seal_on_create(session: Session, activity: Activity, previous: str | None) -
     values = [intent[f] for f in fields if isinstance(intent.get(f), str) and intent[f]]
     if not values:
         return
-    public = current_public_key(session, ENCRYPTION)
+    # Redact first: the submitter's vote (stamped over the body) may already be flushed
+    # (persistent) rather than new, so look at every vote of the activity this session holds.
+    activity.body = _redact_text(activity.body, values)
+    for obj in [*session.new, *session.identity_map.values()]:
+        if isinstance(obj, Vote) and obj.activity_id == activity.id:
+            obj.message = _redact_text(obj.message, values)
+    with session.no_autoflush:
+        public = current_public_key(session, ENCRYPTION)
     if not public:
         raise Unavailable("the service encryption key does not exist yet; retry shortly")
     sealed = {f: SEALED_PREFIX + encrypt_to_bundle(intent[f].encode(), public)
               for f in fields if intent.get(f) in values}
     activity.intent = {key: {**intent, **sealed}}
-    activity.body = _redact_text(activity.body, values)
-    for obj in list(session.new):
-        if isinstance(obj, Vote) and obj.activity_id == activity.id:
-            obj.message = _redact_text(obj.message, values)
 
 
-def redact_on_settle(session: Session, activity: Activity, previous: str | None) -> None:
-    """``LISTENERS`` entry: a settled activity keeps no sealed secret either."""
+def redact_on_settle(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    """Activity status listener: a settled activity keeps no sealed secret either."""
     fields = SECRET_FIELDS.get(activity.type)
     if not fields or activity.status not in lifecycle.TERMINAL or not activity.intent:
         return
@@ -82,14 +98,6 @@ def reveal(value: str, session: Session, keys: ServiceKeys, field: str) -> str:
             continue
     raise InvalidRequest(f"{field} can no longer be read (the encryption key was retired); "
                          "submit the request again", field=field)
-
-
-def install(listeners: list[Any]) -> None:
-    """Register both listeners, sealing first of all listeners."""
-    if seal_on_create not in listeners:
-        listeners.insert(0, seal_on_create)
-    if redact_on_settle not in listeners:
-        listeners.append(redact_on_settle)
 
 
 

@@ -220,3 +220,21 @@ def retire_version(session: Session, purpose: str, version: int) -> None:
     session.delete(row)
     session.commit()
     PUBLIC_CACHE.clear()
+
+
+def discovery_section(session: Session) -> dict[str, Any]:
+    """``notarizerPublicKey``, ``verificationTokenPublicKey``, ``encryptionPublicKey`` of the
+    discovery document (``infra.discovery``).
+
+    Raises:
+        Unavailable: a key does not exist yet (no worker has started on this database).
+    """
+    out: dict[str, Any] = {}
+    for purpose, wire in DISCOVERY_NAMES.items():
+        public = current_public_key(session, purpose)
+        if not public:
+            raise Unavailable(
+                f"the service {purpose} key does not exist yet; it is created when the first "
+                "worker starts (walletd worker or walletd up): retry shortly")
+        out[wire] = public
+    return out

@@ -26,6 +26,7 @@ from infra.db.models.identity import OauthProvider
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.errors import AlreadyExists, InvalidRequest, NotFound, Unauthenticated
 from infra.identity.credentials import ApiKeyParams, add_api_key
+from infra.sessions.service_keys import NOTARIZER, ServiceKeys
 
 SessionType = Literal["SESSION_TYPE_READ_WRITE", "SESSION_TYPE_READ_ONLY"]
 
@@ -64,17 +65,14 @@ def sign_session_jwt(private_key: ec.EllipticCurvePrivateKey, claims: dict[str, 
     return f"{signing_input.decode()}.{_b64url(_raw_signature(der))}"
 
 
-def issue_session_jwt(services: Any, *, user_id: str, organization_id: str, public_key_hex: str,
-                      session_type: SessionType, expiration_seconds: int, now: datetime,
-                      session: Session | None = None) -> str:
+def issue_session_jwt(keys: ServiceKeys, *, user_id: str, organization_id: str,
+                      public_key_hex: str, session_type: SessionType, expiration_seconds: int,
+                      now: datetime, session: Session) -> str:
     """The ``session`` JWT of a login, signed by the current notarizer key (workers only).
 
     Claims in Turnkey's order: ``exp`` (seconds), ``public_key`` (compressed hex, as stamped),
     ``session_type``, ``user_id``, ``organization_id`` (the user's own organization).
     """
-    from infra.sessions.extension import service_keys
-    from infra.sessions.service_keys import NOTARIZER
-
     claims = {
         "exp": int(now.timestamp()) + int(expiration_seconds),
         "public_key": public_key_hex,
@@ -82,11 +80,7 @@ def issue_session_jwt(services: Any, *, user_id: str, organization_id: str, publ
         "user_id": user_id,
         "organization_id": organization_id,
     }
-    keys = service_keys(services)
-    if session is not None:
-        return sign_session_jwt(keys.current(session, NOTARIZER).private_key, claims)
-    with services.session_factory() as own:
-        return sign_session_jwt(keys.current(own, NOTARIZER).private_key, claims)
+    return sign_session_jwt(keys.current(session, NOTARIZER).private_key, claims)
 
 
 def p256_public_key(public_key_hex: str, field: str) -> str:

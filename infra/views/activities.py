@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from sqlalchemy import bindparam, select
@@ -11,29 +11,8 @@ from sqlalchemy.orm import Session
 from infra.clock import wire_timestamp
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import User
-from infra.pipeline import lifecycle
+from infra.pipeline.votes import vote_rights
 from infra.views.users import render_users
-
-#: ``can_vote(session, activity, viewer_user_id) -> (canApprove, canReject)``; the consensus
-#: concept may replace the default.
-VoteRights = Callable[[Session, Activity, str | None, Sequence[Vote]], tuple[bool, bool]]
-
-
-def default_vote_rights(
-    session: Session, activity: Activity, viewer: str | None, votes: Sequence[Vote]
-) -> tuple[bool, bool]:
-    """A viewer may vote on an activity awaiting consensus if they have not voted yet."""
-    if activity.status != lifecycle.CONSENSUS_NEEDED or viewer is None:
-        return False, False
-    if any(v.user_id == viewer for v in votes):
-        return False, False
-    user = session.get(User, viewer)
-    allowed = user is not None and user.organization_id == activity.organization_id
-    return allowed, allowed
-
-
-VOTE_RIGHTS: list[VoteRights] = [default_vote_rights]
-
 
 # Built once: every submit's answer renders its activity.
 _VOTES: Final = (select(Vote).where(Vote.activity_id.in_(bindparam("ids", expanding=True)))
@@ -84,7 +63,7 @@ def load_and_render(session: Session, activity_id: str,
 
 def _view(session: Session, activity: Activity, votes: list[Vote],
           user_views: dict[str, dict[str, Any]], viewer: str | None) -> dict[str, Any]:
-    can_approve, can_reject = VOTE_RIGHTS[-1](session, activity, viewer, votes)
+    can_approve, can_reject = vote_rights(session, activity, viewer, votes)
     view: dict[str, Any] = {
         "id": activity.id,
         "organizationId": activity.organization_id,

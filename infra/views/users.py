@@ -1,7 +1,7 @@
 """Wire views of users and their credentials (``v1User``, ``v1ApiKey``).
 
-Other concepts add to a user's view through ``USER_SECTIONS`` (authenticators, OAuth
-providers, tags): each is ``section(session, user_ids) -> {user_id: {wire_key: [...]}}``.
+Other concepts add to a user's view through ``USER_SECTIONS`` below (OAuth providers and
+tags, authenticators): each is ``section(session, user_ids) -> {user_id: {wire_key: [...]}}``.
 A section's table must also move ``users.view_version`` (``infra.db.triggers``).
 
 Rendered views are remembered per process by ``(user id, users.view_version)``: every vote
@@ -23,9 +23,15 @@ from sqlalchemy.orm import Session
 
 from infra.clock import as_utc, now, wire_timestamp
 from infra.db.models.organizations import ApiKey, User
+from infra.identity.directory import user_identity_section
+from infra.identity.passkeys import authenticators_section
 
 Section = Callable[[Session, Sequence[str]], dict[str, dict[str, list[Any]]]]
-USER_SECTIONS: list[Section] = []
+#: The sections of ``v1User`` beyond its own columns and API keys, in order.
+USER_SECTIONS: Final[tuple[Section, ...]] = (
+    user_identity_section,   # oauthProviders, userTags
+    authenticators_section,  # authenticators
+)
 
 
 def render_api_key(key: ApiKey) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Key custody in worker processes: the master keyring, sealing rows, the bundle signer.
 
-Only worker-type processes (``worker``, ``embedded``, ``cli``) call :func:`install` (a
-``WORKER_HOOKS`` entry); the ingress role's settings carry no master-key location, so
+Only worker-type processes (``worker``, ``embedded``, ``cli``) load custody (``infra.bootstrap``
+builds it into ``WorkerServices.custody``); the ingress role's settings carry no master-key location, so
 :func:`load_custody` refuses to run there. Every secret column is sealed with a data key of
 its own, bound to the row by its context (``wallet:<id>``, ``private_key:<id>``, …).
 """
@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from infra.crypto import hpke
 from infra.crypto.bundles import ServiceSigner
-from infra.crypto.envelope import Envelope, SealedSecret, wrapped_key_version
+from infra.crypto.envelope import EnvelopeCipher, SealedSecret, wrapped_key_version
 from infra.crypto.keyring import (
     KeyringUnavailable,
     MasterKeyring,
@@ -30,18 +30,23 @@ from infra.crypto.keyring import (
     init_keyring_file,
     load_keyring_file,
 )
+from infra.db.models.oauth import Oauth2Credential
 from infra.db.models.secrets import Secret
 from infra.db.models.wallets import ImportTarget, PrivateKey, ServiceKey, Wallet
 from infra.errors import Internal
 
 log = logging.getLogger(__name__)
 
-CUSTODY = "wallets.custody"
 SIGNER_NAME = "bundle-signer"
 RELOAD_CHECK_S = 1.0
-#: Tables with ``wrapped_key`` / ``ciphertext`` columns; other concepts append theirs (each
-#: such model names its context with a ``SEALED_KIND`` class attribute).
-SEALED_TABLES: list[type[Any]] = [Wallet, PrivateKey, ImportTarget, ServiceKey, Secret]
+#: Tables with ``wrapped_key`` / ``ciphertext`` columns (a model outside wallets names its
+#: context with a ``SEALED_KIND`` class attribute): every table whose rows hold a sealed
+#: secret (``walletd keys rotate`` rewraps them all).
+SEALED_TABLES: Final[tuple[type[Any], ...]] = (
+    Wallet, PrivateKey, ImportTarget, ServiceKey,
+    Oauth2Credential,  # OAuth 2.0 client secrets
+    Secret,  # imported secrets (docs/SECRETS.md)
+)
 
 
 def row_context(row: Any) -> bytes:
@@ -97,21 +102,21 @@ class Custody:
     def seal_row(self, row: Any, secret: bytes) -> None:
         """Seal ``secret`` into ``row.wrapped_key`` / ``row.ciphertext``."""
         self.refresh()
-        sealed = Envelope(self.keyring).seal(secret, row_context(row))
+        sealed = EnvelopeCipher(self.keyring).seal(secret, row_context(row))
         row.wrapped_key, row.ciphertext = sealed.wrapped_key, sealed.ciphertext
 
     def open_row(self, row: Any) -> bytes:
         """Decrypt a row's secret, re-reading the keyring once for an unknown version."""
         sealed = SealedSecret(row.wrapped_key, row.ciphertext)
         try:
-            return Envelope(self.keyring).open(sealed, row_context(row))
+            return EnvelopeCipher(self.keyring).open(sealed, row_context(row))
         except UnknownKeyVersion:
             self.reload()
-            return Envelope(self.keyring).open(sealed, row_context(row))
+            return EnvelopeCipher(self.keyring).open(sealed, row_context(row))
 
     def rewrap_row(self, row: Any) -> bool:
         """Rewrap a row's data key under the current version; ``True`` if it changed."""
-        envelope = Envelope(self.keyring)
+        envelope = EnvelopeCipher(self.keyring)
         if not envelope.needs_rewrap(row.wrapped_key):
             return False
         row.wrapped_key = envelope.rewrap(row.wrapped_key, row_context(row))
@@ -139,26 +144,6 @@ def load_custody(master_key_file: str) -> Custody:
             "this process has no master key location (the ingress role never loads keys)"
         )
     return Custody(master_key_file, init_keyring_file(master_key_file))
-
-
-def custody_of(services: Any) -> Custody:
-    """The custody of a worker process (``Internal`` anywhere else)."""
-    custody = services.extras.get(CUSTODY) if services is not None else None
-    if not isinstance(custody, Custody):
-        raise Internal("key custody is not available in this process")
-    return custody
-
-
-def install(services: Any) -> None:
-    """``WORKER_HOOKS`` entry: load the keyring and make sure the signer key exists."""
-    custody = load_custody(services.settings.master_key_file)
-    services.keyring = custody.keyring
-    custody.session_factory = services.session_factory
-    services.extras[CUSTODY] = custody
-    try:
-        custody.signer()
-    except Exception:  # tables may not exist yet (before ``walletd migrate``)
-        log.info("bundle signer not initialised yet; will be created on first use")
 
 
 def ensure_signer(session: Session, custody: Custody) -> ServiceSigner:

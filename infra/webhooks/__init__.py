@@ -7,6 +7,6 @@ headers and the Ed25519 signature and rotates keys, ``jwks`` publishes verificat
 
 Parts that use the caller's database session: ``outbox`` (the lifecycle listener writing
 delivery rows in the activity's transaction), ``endpoints`` (validation, rendering, disabling),
-``replay``, ``keystore`` (the ring file and its published public keys); ``extension`` plugs
-them in. Sending is the ``notifier`` package's job.
+``replay``, ``keystore`` (the ring file and its published public keys); ``infra.bootstrap``
+wires them in. Sending is the ``notifier`` package's job.
 """

@@ -15,11 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from infra.clock import new_id
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookEndpoint
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import InvalidRequest
 from infra.pipeline import lifecycle
 from infra.webhooks.destinations import (
@@ -126,7 +125,7 @@ def render_endpoint(endpoint: WebhookEndpoint) -> dict[str, Any]:
     }
 
 
-def disable_endpoint(session: Session, endpoint: WebhookEndpoint, reason: str, at: datetime) -> str:
+def disable_endpoint(uow: UnitOfWork, endpoint: WebhookEndpoint, reason: str, at: datetime) -> str:
     """Turn a failing endpoint off and record it as a completed activity of its organization.
 
     Returns:
@@ -168,7 +167,7 @@ def disable_endpoint(session: Session, endpoint: WebhookEndpoint, reason: str, a
         created_at=at,
         updated_at=at,
     )
-    session.add(activity)
-    session.flush()
-    lifecycle.record_created(session, activity)
+    uow.session.add(activity)
+    uow.session.flush()
+    lifecycle.record_created(uow, activity)
     return activity.id

@@ -10,7 +10,7 @@ unique, so writing the same change twice adds nothing while every status change 
 
 Dispatch: in processes that have a broker at hand (workers, embedded), :func:`set_dispatcher`
 registers a sender and the new rows' ids are sent to the notifier right after the transaction
-commits (a SQLAlchemy ``after_commit`` hook), marked as dispatched so the relay leaves them
+commits (``uow.after_commit``), marked as dispatched so the relay leaves them
 alone. Elsewhere (the ingress), or if that send is lost, the notifier's relay picks the rows
 up from the table; nothing depends on the send.
 
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Final
 
-from sqlalchemy import bindparam, event, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id, now
@@ -36,6 +36,7 @@ from infra.db.listen import Listener
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
+from infra.db.unit_of_work import UnitOfWork
 from infra.identity.ancestry import organization_chain
 from infra.pipeline.lifecycle import COMPLETED
 from infra.views.activities import render_activity
@@ -51,7 +52,6 @@ FEATURE_ENDPOINT_NAME = "FEATURE_NAME_WEBHOOK"
 log = logging.getLogger(__name__)
 
 #: ``session.info`` key collecting the delivery ids a transaction created.
-_PENDING_KEY = "walletd.webhooks.new_deliveries"
 #: How long a row dispatched at commit is left to that message before the relay re-sends it.
 DISPATCH_GRACE = timedelta(seconds=60)
 _dispatcher: Callable[[list[str]], None] | None = None
@@ -240,8 +240,6 @@ def enqueue_event(
         session.add(delivery)
         ids.append(delivery.id)
     session.flush()
-    if _dispatcher is not None and ids:
-        session.info.setdefault(_PENDING_KEY, []).extend(ids)
     return ids
 
 
@@ -252,26 +250,21 @@ def set_dispatcher(dispatcher: Callable[[list[str]], None] | None) -> None:
     _dispatcher = dispatcher
 
 
-@event.listens_for(Session, "after_commit")
-def _dispatch_after_commit(session: Session) -> None:
-    ids = session.info.pop(_PENDING_KEY, None)
-    if not ids or _dispatcher is None:
+def _dispatch(ids: list[str]) -> None:
+    if _dispatcher is None:
         return
     try:
-        _dispatcher(list(ids))
+        _dispatcher(ids)
     except Exception:  # the relay re-sends once the grace period is over
         log.exception("webhook dispatch after commit failed; the relay will send")
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget_after_rollback(session: Session) -> None:
-    session.info.pop(_PENDING_KEY, None)
-
-
-def on_activity_change(session: Session, activity: Activity, previous: str | None) -> None:
-    """Lifecycle listener: write the ``ACTIVITY_UPDATES`` outbox rows for this change."""
+def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+    """Activity status listener: write the ``ACTIVITY_UPDATES`` outbox rows for this change
+    (and hand them to the broker once they committed, where a dispatcher is set)."""
     if previous is not None and previous == activity.status:
         return
+    session = uow.session
     session.flush()
     if activity.status == COMPLETED and changes_webhook_feature(activity):
         # The feature changed in this transaction: mirror it before choosing endpoints.
@@ -280,4 +273,6 @@ def on_activity_change(session: Session, activity: Activity, previous: str | Non
     if not endpoints:
         return
     event = activity_update_event(render_activity(session, activity, None), sequence=activity.version)
-    enqueue_event(session, event, endpoints, activity_id=activity.id)
+    ids = enqueue_event(session, event, endpoints, activity_id=activity.id)
+    if ids and _dispatcher is not None:
+        uow.after_commit(lambda: _dispatch(ids))

@@ -107,7 +107,7 @@ class RetrySchedule:
 
 
 @dataclass(frozen=True)
-class Decision:
+class DeliveryUpdate:
     """What to persist after an attempt.
 
     Attributes:
@@ -130,7 +130,7 @@ def decide(
     jitter_key: str,
     retry_after_s: float | None = None,
     unsafe: bool = False,
-) -> Decision:
+) -> DeliveryUpdate:
     """Turn the latest attempt's answer into the delivery's next state.
 
     Args:
@@ -143,19 +143,19 @@ def decide(
         unsafe: The destination was refused before sending (terminal).
     """
     if unsafe:
-        return Decision(DeliveryState.FAILED, None, "destination refused")
+        return DeliveryUpdate(DeliveryState.FAILED, None, "destination refused")
     verdict = classify(status_code)
     if verdict is AttemptClass.SUCCESS:
-        return Decision(DeliveryState.SUCCEEDED, None, f"HTTP {status_code}")
+        return DeliveryUpdate(DeliveryState.SUCCEEDED, None, f"HTTP {status_code}")
     if verdict is AttemptClass.TERMINAL:
-        return Decision(DeliveryState.FAILED, None, f"terminal HTTP {status_code}")
+        return DeliveryUpdate(DeliveryState.FAILED, None, f"terminal HTTP {status_code}")
     delay = schedule.delay_s(attempts_made, jitter_key=jitter_key)
     what = "no response" if status_code is None else f"HTTP {status_code}"
     if delay is None:
-        return Decision(DeliveryState.FAILED, None, f"{what}; retries exhausted")
+        return DeliveryUpdate(DeliveryState.FAILED, None, f"{what}; retries exhausted")
     if retry_after_s is not None and retry_after_s > delay:
         delay = min(retry_after_s, schedule.max_delay_s)
-    return Decision(DeliveryState.PENDING, now_ms + round(delay * 1000), f"{what}; will retry")
+    return DeliveryUpdate(DeliveryState.PENDING, now_ms + round(delay * 1000), f"{what}; will retry")
 
 
 def failing_too_long(

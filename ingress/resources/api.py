@@ -6,10 +6,10 @@ import json
 
 import falcon
 
-from infra.bootstrap import Services
 from infra.errors import InvalidRequest
 from infra.pipeline.submit import submit
 from infra.queries_service import query
+from infra.services import Services
 
 MAX_BODY = 4 * 1024 * 1024
 

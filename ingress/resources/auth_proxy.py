@@ -7,7 +7,7 @@ import json
 import falcon
 
 from infra.authproxy.lookup import PATH, read_config
-from infra.bootstrap import Services
+from infra.services import Services
 from ingress.resources.api import read_body
 
 

@@ -11,7 +11,7 @@ from importlib import resources
 
 import falcon
 
-from infra.bootstrap import Services
+from infra.services import Services
 
 FILES = {"index.html": falcon.MEDIA_HTML, "app.js": "text/javascript; charset=utf-8",
          "api.js": "text/javascript; charset=utf-8", "stamp.js": "text/javascript; charset=utf-8",

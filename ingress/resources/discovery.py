@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import falcon
 
-from infra.bootstrap import Services
 from infra.discovery import discovery_keys
+from infra.services import Services
 
 
 class DiscoveryKeysResource:

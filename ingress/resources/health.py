@@ -5,9 +5,9 @@ from __future__ import annotations
 import falcon
 from sqlalchemy import text
 
-from infra.bootstrap import Services
 from infra.errors import GRPC_UNAVAILABLE
 from infra.messaging.broker import ping
+from infra.services import Services
 
 
 class HealthResource:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import falcon
 
-from infra.bootstrap import Services
+from infra.services import Services
 
 
 class MetricsResource:

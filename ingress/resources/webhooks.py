@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import falcon
 
-from infra.bootstrap import Services
 from infra.clock import now_ms
+from infra.services import Services
 from infra.webhooks.jwks import CACHE_CONTROL, JWKS_PATH
 from infra.webhooks.keystore import jwks_from_database
 

@@ -23,6 +23,7 @@ from infra.db.listen import Listener
 from infra.db.migrate import upgrade
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization
+from infra.db.unit_of_work import UnitOfWork
 from infra.pipeline import lifecycle
 from infra.pipeline.wait import NotifiedWaiter, PostgresWaiter, make_waiter
 
@@ -59,13 +60,19 @@ def _pending(factory: sessionmaker[Session]) -> str:
         return activity.id
 
 
-def _complete(factory: sessionmaker[Session], activity_id: str) -> None:
-    """What the executor does: claim, transition (NOTIFY on PostgreSQL), commit."""
-    with factory() as session:
-        activity = lifecycle.claim(session, activity_id, lifecycle.PENDING)
+def _complete(factory: sessionmaker[Session], activity_id: str,
+              settlements: lifecycle.Settlements | None = None) -> None:
+    """What the executor does: claim, transition (NOTIFY on PostgreSQL), commit; announced in
+    process too when given the process's ``settlements``."""
+    with _unit(factory, settlements) as uow:
+        activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
         assert activity is not None
-        lifecycle.transition(session, activity, lifecycle.COMPLETED, result={"ok": {}})
-        session.commit()
+        lifecycle.transition(uow, activity, lifecycle.COMPLETED, result={"ok": {}})
+        uow.commit()
+
+
+def _unit(factory: sessionmaker[Session], settlements: lifecycle.Settlements | None) -> UnitOfWork:
+    return UnitOfWork(factory, listeners=(settlements.on_activity_change,) if settlements else ())
 
 
 class StatusReads:
@@ -95,7 +102,7 @@ def test_a_notified_wait_reads_nothing_until_the_activity_settles(pg_engine: Eng
     waiter = make_waiter(make_read_session_factory(pg_engine), listener)
     assert isinstance(waiter, PostgresWaiter)
     waiter._safety_interval = LONG  # only the notification may end this wait
-    lifecycle.ON_SETTLED.remove(waiter._wake)  # not the in-process wake: NOTIFY alone
+    # no in-process announcement (no Settlements): NOTIFY alone
     _listening(waiter, listener)
     activity_id = _pending(factory)
     reads = StatusReads(pg_engine)
@@ -128,7 +135,7 @@ def test_without_the_listener_the_wait_polls_and_still_sees_the_result(pg_engine
     # The listener's DSN points nowhere: LISTEN never comes up, notifications never arrive.
     nowhere = Listener("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1")
     waiter = PostgresWaiter(make_read_session_factory(pg_engine), nowhere)
-    lifecycle.ON_SETTLED.remove(waiter._wake)  # as if settled by another process
+    # no in-process announcement (no Settlements): as if settled by another process
     activity_id = _pending(factory)
     reads = StatusReads(pg_engine)
     done = threading.Timer(0.2, _complete, args=(factory, activity_id))
@@ -156,7 +163,8 @@ def test_an_unsettled_activity_times_out_with_its_status(pg_engine: Engine) -> N
 def test_sqlite_waiter_is_woken_in_process_and_reads_nothing_while_waiting(
         sqlite_engine: Engine) -> None:
     factory = make_session_factory(sqlite_engine)
-    waiter = make_waiter(make_read_session_factory(sqlite_engine), None)
+    settlements = lifecycle.Settlements()
+    waiter = make_waiter(make_read_session_factory(sqlite_engine), None, settlements)
     assert type(waiter) is NotifiedWaiter
     waiter._safety_interval = LONG  # only the in-process wake may end this wait
     activity_id = _pending(factory)
@@ -164,7 +172,7 @@ def test_sqlite_waiter_is_woken_in_process_and_reads_nothing_while_waiting(
     try:
         with waiter.watch() as watch:
             watch.follow(activity_id)
-            done = threading.Timer(0.1, _complete, args=(factory, activity_id))
+            done = threading.Timer(0.1, _complete, args=(factory, activity_id, settlements))
             done.start()
             assert watch.wait(LONG, known_unsettled=True)
             done.join()
@@ -176,16 +184,17 @@ def test_sqlite_waiter_is_woken_in_process_and_reads_nothing_while_waiting(
 
 def test_a_rolled_back_settle_wakes_nobody(sqlite_engine: Engine) -> None:
     factory = make_session_factory(sqlite_engine)
-    waiter = make_waiter(make_read_session_factory(sqlite_engine), None)
+    settlements = lifecycle.Settlements()
+    waiter = make_waiter(make_read_session_factory(sqlite_engine), None, settlements)
     activity_id = _pending(factory)
     try:
         with waiter.watch() as watch:
             watch.follow(activity_id)
-            with factory() as session:
-                activity = lifecycle.claim(session, activity_id, lifecycle.PENDING)
+            with _unit(factory, settlements) as uow:
+                activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
                 assert activity is not None
-                lifecycle.transition(session, activity, lifecycle.COMPLETED, result={"ok": {}})
-                session.rollback()
+                lifecycle.transition(uow, activity, lifecycle.COMPLETED, result={"ok": {}})
+                uow.rollback()
             assert not watch._event.is_set()
         assert waiter.status(activity_id) == lifecycle.PENDING
     finally:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 import infra.db.models  # noqa: F401 - every table
 from infra.db.base import Base
 from infra.db.engine import make_engine, make_session_factory
+from infra.db.unit_of_work import UnitOfWork
 
 
 @contextmanager
@@ -21,5 +22,17 @@ def sqlite_session(path: Path) -> Iterator[Session]:
     try:
         with make_session_factory(engine)() as session:
             yield session
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def sqlite_unit_of_work(path: Path) -> Iterator[UnitOfWork]:
+    """An open unit of work (no activity listeners) on a new database at ``path``."""
+    engine = make_engine(f"sqlite:///{path}", pool_size=1)
+    Base.metadata.create_all(engine)
+    try:
+        with UnitOfWork(make_session_factory(engine)) as uow:
+            yield uow
     finally:
         engine.dispose()

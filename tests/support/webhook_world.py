@@ -63,7 +63,7 @@ class World:
                 result={},
             )
             uow.session.add(activity)
-            lifecycle.record_created(uow.session, activity)
+            lifecycle.record_created(uow, activity)
             if commit:
                 uow.commit()
         return activity_id
@@ -73,7 +73,7 @@ class World:
             activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
             assert activity is not None
             lifecycle.transition(
-                uow.session, activity, lifecycle.COMPLETED, result={"updateUserNameResult": {}}
+                uow, activity, lifecycle.COMPLETED, result={"updateUserNameResult": {}}
             )
             uow.commit()
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from infra.envelope import check_fresh
 from infra.errors import InvalidRequest
+from infra.submit_body import check_fresh
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ import pytest
 
 from infra import safejson
 from infra.auth.stamps import parse_api_key_stamp
-from infra.envelope import parse_envelope, parse_json_object
 from infra.errors import InvalidRequest, Unauthenticated
+from infra.submit_body import parse_envelope, parse_json_object
 
 
 @pytest.mark.parametrize("raw, needle", [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra.envelope import validate_model
 from infra.errors import InvalidRequest
+from infra.submit_body import validate_model
 from infra.wiremodel import WireModel
 
 

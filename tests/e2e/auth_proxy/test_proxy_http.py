@@ -195,10 +195,8 @@ def test_malformed_bodies_are_wire_errors(proxied: Proxied, tenant: Tenant) -> N
 
 
 def test_the_proxy_client_ids_are_accepted_oidc_audiences(proxied: Proxied, tenant: Tenant) -> None:
-    from infra.extensions import load
     from infra.sessions.oidc import accepted_audiences
 
-    load()
     tenant.update(walletKitSettings={"oauthClientIds": {"google": "proxy-google-client"}})
     engine = make_engine(database_url(proxied.dep), pool_size=1)
     try:

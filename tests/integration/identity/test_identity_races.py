@@ -21,7 +21,6 @@ from alembic import command
 from sqlalchemy import Engine, func, insert, inspect, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-import infra.identity.quotas  # noqa: F401 - installs the flush listener
 from infra.clock import now
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.migrate import alembic_config, upgrade
@@ -29,9 +28,11 @@ from infra.db.models.identity import OauthProvider
 from infra.db.models.organizations import ApiKey
 from infra.db.models.policies import Policy
 from infra.errors import AlreadyExists
+from infra.identity import quotas
 from infra.identity.credentials import ApiKeyParams, add_api_key
-from infra.identity.extension import add_oauth_provider
+from infra.identity.directory import add_oauth_provider
 from infra.identity.root import create_organization, new_p256_keypair
+from infra.sessions.oidc_login import spend_signup
 from infra.validation.limits import ResourceLimitExceeded
 from tests.support import services
 
@@ -55,7 +56,9 @@ def pg() -> Iterator[Engine]:
 
 @pytest.fixture
 def factory(pg: Engine) -> sessionmaker[Session]:
-    return make_session_factory(pg)
+    made = make_session_factory(pg)
+    quotas.install(made)  # as infra.bootstrap does
+    return made
 
 
 def _organization(factory: sessionmaker[Session]) -> tuple[str, str]:
@@ -166,7 +169,8 @@ def test_the_same_oauth_identity_added_concurrently_is_a_conflict(
     claims = {"providerName": "idp", "oidcClaims": {"iss": "https://idp.example", "aud": "app",
                                                     "sub": "raced-subject"}}
     raised = _race(pg, factory,
-                   lambda s: add_oauth_provider(s, org_id, user_id, claims, now()))
+                   lambda s: add_oauth_provider(s, org_id, user_id, claims, now(),
+                                                on_oidc_token=spend_signup))
     assert isinstance(raised, AlreadyExists), raised
     with factory() as session:
         count = session.scalar(select(func.count()).select_from(OauthProvider)

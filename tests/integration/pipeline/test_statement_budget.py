@@ -68,7 +68,7 @@ def world(fresh_pg_url: str, tmp_path: Path) -> Iterator[World]:
         "WALLETD_WORKER_THREADS": "2"})
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    ensure_root(services)
+    ensure_root(services.uow, services.settings)
     declare_all(services)
     stop = threading.Event()
     pools = start_workers(services, {queues.CONSENSUS, queues.SIGNING, queues.ACCOUNTS}, None,

@@ -14,7 +14,6 @@ import pytest
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from infra import extensions
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.migrate import upgrade
 from infra.db.models.identity import Tag, UserTagAssignment
@@ -27,7 +26,6 @@ def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sessionm
     url = (f"sqlite:///{tmp_path / 'views.db'}" if request.param == "sqlite"
            else request.getfixturevalue("fresh_pg_url"))
     upgrade(url)
-    extensions.load()   # the sections (tags, OAuth providers, passkeys) of v1User
     engine = make_engine(url)
     yield make_session_factory(engine)
     engine.dispose()

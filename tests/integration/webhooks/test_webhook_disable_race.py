@@ -40,14 +40,14 @@ def test_concurrent_failures_disable_an_endpoint_once(tmp_path: Path, fresh_pg_u
         def second() -> None:
             try:
                 with world.services.uow() as uow:
-                    _update_health(world.notifier, uow.session, claim, failed, now())
+                    _update_health(world.notifier, uow, claim, failed, now())
                     uow.commit()
                 second_result.append(None)
             except BaseException as exc:  # reported below
                 second_result.append(exc)
 
         with world.services.uow() as uow:
-            _update_health(world.notifier, uow.session, claim, failed, now())
+            _update_health(world.notifier, uow, claim, failed, now())
             # The first transaction has disabled the endpoint but not committed yet: the second
             # one starts now and must not disable it again.
             racer = threading.Thread(target=second)

@@ -72,7 +72,7 @@ def _move(world: World, activity_id: str, expected: str, status: str, *, commit:
         before = set(uow.session.scalars(query))
         activity = lifecycle.claim(uow.session, activity_id, expected)
         assert activity is not None
-        lifecycle.transition(uow.session, activity, status)
+        lifecycle.transition(uow, activity, status)
         written = [e for e in uow.session.scalars(query) if e not in before]
         if commit:
             uow.commit()

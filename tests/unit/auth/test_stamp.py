@@ -52,7 +52,7 @@ def test_real_high_s_vote_is_accepted() -> None:
 
 
 def test_fingerprint_of_the_real_activity_matches_turnkey() -> None:
-    from infra.envelope import fingerprint
+    from infra.submit_body import fingerprint
 
     assert fingerprint(A2_BODY) == (
         "sha256:143e777f907453d71c5a3213059d641f54b28737276c4bc6b405ef06831876cb")

@@ -1,4 +1,4 @@
-"""Envelope encryption and the versioned master keyring (infra.crypto.envelope/keyring)."""
+"""EnvelopeCipher encryption and the versioned master keyring (infra.crypto.envelope/keyring)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from infra.crypto import keyring as kr
-from infra.crypto.envelope import Envelope, SealedSecret, wrapped_key_version
+from infra.crypto.envelope import EnvelopeCipher, SealedSecret, wrapped_key_version
 from infra.errors import InvalidCiphertext, KeyVersionRetired
 
 SEED = b"\x5a" * 64
@@ -19,7 +19,7 @@ CTX = b"wallet:1234"
 
 
 def test_sealed_secret_round_trips_and_hides_the_plaintext() -> None:
-    env = Envelope(kr.MasterKeyring.generate())
+    env = EnvelopeCipher(kr.MasterKeyring.generate())
     sealed = env.seal(SEED, CTX)
     assert sealed.wrapped_key.startswith("wk1.1.")
     assert sealed.ciphertext.startswith("ed1.")
@@ -28,21 +28,21 @@ def test_sealed_secret_round_trips_and_hides_the_plaintext() -> None:
 
 
 def test_each_seal_uses_a_fresh_data_key_and_nonce() -> None:
-    env = Envelope(kr.MasterKeyring.generate())
+    env = EnvelopeCipher(kr.MasterKeyring.generate())
     a, b = env.seal(SEED, CTX), env.seal(SEED, CTX)
     assert a.wrapped_key != b.wrapped_key
     assert a.ciphertext != b.ciphertext
 
 
 def test_ciphertext_moved_to_another_row_does_not_decrypt() -> None:
-    env = Envelope(kr.MasterKeyring.generate())
+    env = EnvelopeCipher(kr.MasterKeyring.generate())
     sealed = env.seal(SEED, CTX)
     with pytest.raises(InvalidCiphertext):
         env.open(sealed, b"wallet:other")
 
 
 def test_tampering_is_invalid_ciphertext() -> None:
-    env = Envelope(kr.MasterKeyring.generate())
+    env = EnvelopeCipher(kr.MasterKeyring.generate())
     sealed = env.seal(SEED, CTX)
     flipped = (
         sealed.ciphertext[:-2]
@@ -60,7 +60,7 @@ def test_tampering_is_invalid_ciphertext() -> None:
 
 def test_data_key_is_wrapped_with_aes_gcm_under_the_master_key() -> None:
     ring = kr.MasterKeyring.generate()
-    env = Envelope(ring)
+    env = EnvelopeCipher(ring)
     data_key, wrapped = env.new_data_key(CTX)
     body = wrapped.split(".", 2)[2]
     import base64
@@ -72,9 +72,9 @@ def test_data_key_is_wrapped_with_aes_gcm_under_the_master_key() -> None:
 
 def test_rotation_rewraps_and_old_versions_keep_decrypting_until_retired() -> None:
     ring1 = kr.MasterKeyring.generate()
-    sealed = Envelope(ring1).seal(SEED, CTX)
+    sealed = EnvelopeCipher(ring1).seal(SEED, CTX)
     ring2 = ring1.with_new_version()
-    env2 = Envelope(ring2)
+    env2 = EnvelopeCipher(ring2)
     assert ring2.current == 2
     # Old version still unwraps before rewrap.
     assert env2.open(sealed, CTX) == SEED
@@ -83,7 +83,7 @@ def test_rotation_rewraps_and_old_versions_keep_decrypting_until_retired() -> No
     assert wrapped_key_version(rewrapped) == 2
     assert env2.rewrap(rewrapped, CTX) == rewrapped  # idempotent
     ring3 = ring2.with_retired(1)
-    env3 = Envelope(ring3)
+    env3 = EnvelopeCipher(ring3)
     assert env3.open(SealedSecret(rewrapped, sealed.ciphertext), CTX) == SEED
     with pytest.raises(KeyVersionRetired):
         env3.open(sealed, CTX)
@@ -95,9 +95,9 @@ def test_current_version_cannot_be_retired_and_unknown_versions_are_reported() -
         ring.with_retired(1)
     with pytest.raises(kr.UnknownKeyVersion):
         ring.key_for_unwrap(7)
-    sealed = Envelope(ring.with_new_version()).seal(SEED, CTX)
+    sealed = EnvelopeCipher(ring.with_new_version()).seal(SEED, CTX)
     with pytest.raises(kr.UnknownKeyVersion):
-        Envelope(ring).open(sealed, CTX)
+        EnvelopeCipher(ring).open(sealed, CTX)
 
 
 def test_keyring_file_is_created_0600_and_round_trips(tmp_path: Path) -> None:
@@ -111,11 +111,11 @@ def test_keyring_file_is_created_0600_and_round_trips(tmp_path: Path) -> None:
 def test_rotate_and_retire_persist_to_the_file(tmp_path: Path) -> None:
     path = tmp_path / kr.KEYRING_FILENAME
     first = kr.init_keyring_file(path)
-    sealed = Envelope(first).seal(SEED, CTX)
+    sealed = EnvelopeCipher(first).seal(SEED, CTX)
     rotated = kr.rotate_keyring_file(path)
     assert rotated.current == 2
     assert kr.load_keyring_file(path).active_versions() == [1, 2]
-    assert Envelope(kr.load_keyring_file(path)).open(sealed, CTX) == SEED
+    assert EnvelopeCipher(kr.load_keyring_file(path)).open(sealed, CTX) == SEED
     kr.retire_keyring_version(path, 1)
     assert kr.load_keyring_file(path).active_versions() == [2]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -1,4 +1,4 @@
-"""OIDC claim extraction and passkey vote keys (infra.identity.extension, infra.identity.passkeys)."""
+"""OIDC claim extraction and passkey vote keys (infra.identity.directory, infra.identity.passkeys)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from infra.errors import InvalidRequest
-from infra.identity.extension import oidc_claims_unverified, provider_identity
+from infra.identity.directory import oidc_claims_unverified, provider_identity
 from infra.identity.passkeys import vote_public_key
 
 

@@ -11,8 +11,6 @@ import pytest
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-import infra.db.models
-import infra.identity.quotas  # noqa: F401 - installs the listener
 from infra.clock import now
 from infra.db.base import Base
 from infra.db.engine import make_engine, make_session_factory
@@ -26,6 +24,7 @@ from infra.db.models.identity import (
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy
 from infra.db.models.wallets import PrivateKey, Wallet
+from infra.identity import quotas
 from infra.identity.credentials import ApiKeyParams, add_api_key
 from infra.identity.root import create_organization, new_p256_keypair
 from infra.validation.limits import ResourceLimitExceeded
@@ -35,7 +34,9 @@ from infra.validation.limits import ResourceLimitExceeded
 def session(tmp_path: Path) -> Iterator[Session]:
     engine = make_engine(f"sqlite:///{tmp_path / 'q.db'}", pool_size=1)
     Base.metadata.create_all(engine)
-    with make_session_factory(engine)() as s:
+    factory = make_session_factory(engine)
+    quotas.install(factory)  # as infra.bootstrap does
+    with factory() as s:
         yield s
     engine.dispose()
 

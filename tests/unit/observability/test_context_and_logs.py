@@ -1,7 +1,7 @@
 """Context ids travel with broker messages and land in JSON log lines.
 
 A real dramatiq worker on the in-process StubBroker with the ``Observe`` middleware (as
-``build_broker`` installs it): the sender's request id reaches the actor's thread with the
+``infra.bootstrap`` installs it): the sender's request id reaches the actor's thread with the
 message's activity id, and is gone again after the message.
 """
 
@@ -16,10 +16,11 @@ import threading
 import dramatiq
 from dramatiq import Worker
 
-from infra.messaging import contracts, queues
+from infra.messaging import actor_messages, queues
 from infra.messaging.broker import build_broker
 from infra.observability import context
 from infra.observability.logs import JsonFormatter
+from infra.observability.messages import Observe
 
 
 def test_json_lines_carry_the_bound_ids_and_nothing_else_when_unbound() -> None:
@@ -59,12 +60,12 @@ def test_request_id_from_accepts_plain_tokens_only() -> None:
 
 
 def test_a_message_carries_the_senders_request_id_to_the_actor() -> None:
-    broker = build_broker("memory://")
+    broker = build_broker("memory://", middleware=[Observe()])
     seen: list[dict[str, str]] = []
     done = threading.Event()
 
     # An actor with an executor's name, so its first argument is the activity id.
-    @dramatiq.actor(broker=broker, actor_name=contracts.EXECUTE_SIGNING_ACTIVITY,
+    @dramatiq.actor(broker=broker, actor_name=actor_messages.EXECUTE_SIGNING_ACTIVITY,
                     queue_name=queues.SIGNING, max_retries=0)
     def execute(activity_id: str) -> None:
         seen.append(context.current())
@@ -74,7 +75,7 @@ def test_a_message_carries_the_senders_request_id_to_the_actor() -> None:
     worker.start()
     try:
         with context.bound(request_id="req-42"):
-            contracts.send_execute_activity(broker, "act-7", queues.SIGNING)
+            actor_messages.send_execute_activity(broker, "act-7", queues.SIGNING)
         assert done.wait(30)
         broker.join(queues.SIGNING)
         worker.join()

@@ -59,7 +59,7 @@ def pipeline(tmp_path: Path) -> Iterator[Pipeline]:
                                   "WALLETD_SYNC_WAIT_MS": "0", "WALLETD_WORKER_THREADS": "1"})
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
-    ensure_root(services)
+    ensure_root(services.uow, services.settings)
     root = json.loads((tmp_path / KEY_FILE).read_text())
     yield Pipeline(services, root)
     services.engine.dispose()

@@ -35,20 +35,20 @@ def test_counted_at_commit_only(pipeline: Pipeline, caplog: pytest.LogCaptureFix
 
     failed_before, settled_before = counted(lifecycle.FAILED), settled()
     failure = {"code": 13, "message": "test", "details": []}
-    with pipeline.services.session_factory() as session:
-        activity = session.get(Activity, activity_id)
+    with pipeline.services.uow() as uow:
+        activity = uow.session.get(Activity, activity_id)
         assert activity is not None
-        lifecycle.transition(session, activity, lifecycle.FAILED, failure=failure)
-        session.rollback()
+        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=failure)
+        uow.rollback()
     assert counted(lifecycle.FAILED) == failed_before
     assert settled() == settled_before
 
     with caplog.at_level(logging.INFO, logger="walletd.activity"), \
-            pipeline.services.session_factory() as session:
-        activity = session.get(Activity, activity_id)
+            pipeline.services.uow() as uow:
+        activity = uow.session.get(Activity, activity_id)
         assert activity is not None
-        lifecycle.transition(session, activity, lifecycle.FAILED, failure=failure)
-        session.commit()
+        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=failure)
+        uow.commit()
     assert counted(lifecycle.FAILED) == failed_before + 1
     assert settled() == settled_before + 1
     lines = [r for r in caplog.records if r.name == "walletd.activity"]

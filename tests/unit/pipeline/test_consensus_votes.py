@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from infra.pipeline.votes import APPROVED, REJECTED, Ballot, live_approvals, rejecters
+from infra.pipeline.votes import APPROVED, REJECTED, CountedVote, live_approvals, rejecters
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 H = timedelta(hours=1)
 
 
-def approve(user: str, at: datetime) -> Ballot:
-    return Ballot(user, APPROVED, at)
+def approve(user: str, at: datetime) -> CountedVote:
+    return CountedVote(user, APPROVED, at)
 
 
 def test_approvals_count_inside_the_window() -> None:
@@ -35,6 +35,6 @@ def test_a_user_counts_once() -> None:
 
 
 def test_rejections_are_not_approvals_and_do_not_expire() -> None:
-    ballots = [approve("a", T0), Ballot("b", REJECTED, T0 + H), Ballot("b", REJECTED, T0 + 2 * H)]
+    ballots = [approve("a", T0), CountedVote("b", REJECTED, T0 + H), CountedVote("b", REJECTED, T0 + 2 * H)]
     assert [b.user_id for b in live_approvals(ballots, T0 + 2 * H)] == ["a"]
     assert rejecters(ballots) == ["b"]

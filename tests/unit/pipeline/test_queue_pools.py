@@ -7,6 +7,7 @@ the actors are test actors that block on / signal events.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import dramatiq
@@ -56,10 +57,10 @@ def test_a_blocked_queue_does_not_delay_the_others(pipeline: Pipeline) -> None:
 
 
 def test_each_queue_gets_its_own_thread_count(pipeline: Pipeline) -> None:
-    services = pipeline.services
-    services.settings = Settings.from_env({"WALLETD_DATA_DIR": str(services.settings.data_dir),
-                                           "WALLETD_WORKER_THREADS": "2",
-                                           "WALLETD_WORKER_THREADS_SIGNING": "3"})
+    settings = Settings.from_env({"WALLETD_DATA_DIR": str(pipeline.services.settings.data_dir),
+                                  "WALLETD_WORKER_THREADS": "2",
+                                  "WALLETD_WORKER_THREADS_SIGNING": "3"})
+    services = dataclasses.replace(pipeline.services, settings=settings)  # frozen: a copy
     stop = threading.Event()
     workers = start_workers(services, {queues.SIGNING, queues.ACCOUNTS}, None, stop, sweep=False)
     try:

@@ -19,10 +19,11 @@ from infra.db.models.activities import Activity, Vote
 from infra.db.models.identity import Tag, UserTagAssignment
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import FailedPrecondition, NotFound
 from infra.pipeline import lifecycle
 from infra.pipeline.votes import APPROVED, REJECTED, cast_vote, may_vote, vote_rights
-from tests.support.sqlite import sqlite_session
+from tests.support.sqlite import sqlite_unit_of_work
 
 
 @dataclass
@@ -39,8 +40,9 @@ class FakeServices:
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> Iterator[Session]:
-    with sqlite_session(tmp_path / "votes.db") as s:
+def uow(tmp_path: Path) -> Iterator[UnitOfWork]:
+    with sqlite_unit_of_work(tmp_path / "votes.db") as unit:
+        s = unit.session
         org = Organization(id="org", name="org", root_quorum_threshold=1)
         s.add(org)
         s.flush()
@@ -50,7 +52,12 @@ def session(tmp_path: Path) -> Iterator[Session]:
         s.flush()
         s.add(User(id="stranger", organization_id="elsewhere", name="stranger", is_root=True))
         s.commit()
-        yield s
+        yield unit
+
+
+@pytest.fixture
+def session(uow: UnitOfWork) -> Session:
+    return uow.session
 
 
 def _activity(session: Session, fingerprint: str, status: str, user: str,
@@ -67,22 +74,23 @@ def _activity(session: Session, fingerprint: str, status: str, user: str,
     return activity
 
 
-def _ctx(session: Session, vote_activity: Activity, services: FakeServices) -> ActivityContext:
+def _ctx(uow: UnitOfWork, vote_activity: Activity, services: FakeServices) -> ActivityContext:
     _, version = registry().by_type["ACTIVITY_TYPE_APPROVE_ACTIVITY"]
-    return ActivityContext(session=session, activity=vote_activity, organization_id="org",
+    return ActivityContext(uow=uow, activity=vote_activity, organization_id="org",
                            user_id=vote_activity.user_id, version=version, now=now(),
                            services=services)  # type: ignore[arg-type]
 
 
-def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(session: Session) -> None:
+def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(
+        uow: UnitOfWork, session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
                      "ACTIVITY_TYPE_APPROVE_ACTIVITY")
     services = FakeServices()
-    cast_vote(_ctx(session, vote, services), "sha256:t", APPROVED)
+    cast_vote(_ctx(uow, vote, services), "sha256:t", APPROVED)
     assert target.status == lifecycle.PENDING
     assert services.broker.sent == []  # nothing before commit
-    session.commit()
+    uow.commit()
     assert [m.args for m in services.broker.sent] == [(target.id,)]
     recorded = session.scalars(select(Vote).where(Vote.activity_id == target.id,
                                                   Vote.user_id == "bob")).one()
@@ -90,49 +98,50 @@ def test_an_approval_records_the_stamp_and_re_evaluates_after_commit(session: Se
         vote.body, "02bob", "sig-bob")
 
 
-def test_a_rejection_ends_the_target_rejected_without_re_evaluation(session: Session) -> None:
+def test_a_rejection_ends_the_target_rejected_without_re_evaluation(
+        uow: UnitOfWork, session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
                      "ACTIVITY_TYPE_REJECT_ACTIVITY")
     services = FakeServices()
-    cast_vote(_ctx(session, vote, services), "sha256:t", REJECTED)
-    session.commit()
+    cast_vote(_ctx(uow, vote, services), "sha256:t", REJECTED)
+    uow.commit()
     assert target.status == lifecycle.REJECTED
     assert services.broker.sent == []
 
 
-def test_a_second_live_approval_by_the_same_user_is_refused(session: Session) -> None:
+def test_a_second_live_approval_by_the_same_user_is_refused(uow: UnitOfWork, session: Session) -> None:
     _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "alice",
                      "ACTIVITY_TYPE_APPROVE_ACTIVITY")
     with pytest.raises(FailedPrecondition, match="already voted"):
-        cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", APPROVED)
+        cast_vote(_ctx(uow, vote, FakeServices()), "sha256:t", APPROVED)
 
 
-def test_an_expired_approval_may_be_given_again(session: Session) -> None:
+def test_an_expired_approval_may_be_given_again(uow: UnitOfWork, session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     first = session.scalars(select(Vote).where(Vote.activity_id == target.id)).one()
     first.created_at = now() - timedelta(hours=25)
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "alice",
                      "ACTIVITY_TYPE_APPROVE_ACTIVITY")
-    cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", APPROVED)
+    cast_vote(_ctx(uow, vote, FakeServices()), "sha256:t", APPROVED)
     assert target.status == lifecycle.PENDING
 
 
 @pytest.mark.parametrize("status", [lifecycle.COMPLETED, lifecycle.FAILED, lifecycle.REJECTED])
-def test_settled_targets_take_no_votes(session: Session, status: str) -> None:
+def test_settled_targets_take_no_votes(uow: UnitOfWork, session: Session, status: str) -> None:
     _activity(session, "sha256:t", status, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
                      "ACTIVITY_TYPE_APPROVE_ACTIVITY")
     with pytest.raises(FailedPrecondition, match="not awaiting consensus"):
-        cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", APPROVED)
+        cast_vote(_ctx(uow, vote, FakeServices()), "sha256:t", APPROVED)
 
 
-def test_unknown_fingerprint_is_the_documented_404(session: Session) -> None:
+def test_unknown_fingerprint_is_the_documented_404(uow: UnitOfWork, session: Session) -> None:
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "bob",
                      "ACTIVITY_TYPE_APPROVE_ACTIVITY")
     with pytest.raises(NotFound, match="No activity found with fingerprint"):
-        cast_vote(_ctx(session, vote, FakeServices()), "sha256:nope", APPROVED)
+        cast_vote(_ctx(uow, vote, FakeServices()), "sha256:nope", APPROVED)
 
 
 def _pending_policy(session: Session, target: Activity, consensus: str,
@@ -195,9 +204,9 @@ def test_a_policy_that_did_not_apply_names_nobody(session: Session) -> None:
     assert not may_vote(session, target, "bob")
 
 
-def test_an_approver_may_still_reject(session: Session) -> None:
+def test_an_approver_may_still_reject(uow: UnitOfWork, session: Session) -> None:
     target = _activity(session, "sha256:t", lifecycle.CONSENSUS_NEEDED, "alice")
     vote = _activity(session, "sha256:v", lifecycle.PENDING, "alice",
                      "ACTIVITY_TYPE_REJECT_ACTIVITY")
-    cast_vote(_ctx(session, vote, FakeServices()), "sha256:t", REJECTED)
+    cast_vote(_ctx(uow, vote, FakeServices()), "sha256:t", REJECTED)
     assert target.status == lifecycle.REJECTED

@@ -1,11 +1,11 @@
-"""Decoding calldata against an Ethereum ABI (``infra.contract_calls.decode_call``)."""
+"""Decoding calldata against an Ethereum ABI (``infra.calldata.decode_call``)."""
 
 from __future__ import annotations
 
 from eth_abi import encode
 from eth_utils import keccak
 
-from infra.contract_calls import decode_call
+from infra.calldata import decode_call
 
 ORDER = {"type": "function", "name": "fill", "stateMutability": "nonpayable", "inputs": [
     {"name": "order", "type": "tuple", "components": [

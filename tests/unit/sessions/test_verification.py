@@ -22,7 +22,6 @@ from infra.db.models.organizations import Organization
 from infra.db.models.sessions import OtpCode
 from infra.errors import InvalidRequest, ResourceExhausted, Unauthenticated
 from infra.sessions import otp
-from infra.sessions.extension import service_keys
 from infra.sessions.service_keys import PUBLIC_CACHE, VERIFICATION_TOKEN
 from infra.sessions.verification import (
     ClientSignature,
@@ -32,6 +31,7 @@ from infra.sessions.verification import (
     verify_token,
 )
 from infra.settings import Settings
+from infra.worker_services import service_keys
 from tests.support.keys import make_key
 
 

@@ -1,4 +1,4 @@
-"""Ethereum ABI and Solana IDL validation (infra.validation.contracts)."""
+"""Ethereum ABI and Solana IDL validation (infra.validation.contract_interfaces)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from infra.errors import InvalidRequest
-from infra.validation.contracts import (
+from infra.validation.contract_interfaces import (
     MAX_INTERFACE_BYTES,
     InvalidContractInterface,
     is_abi_type,

@@ -1,15 +1,13 @@
 """Users' identities beyond API keys: contacts, OAuth providers, tags; organization sections.
 
-Plugs into the foundation's extension points (registered by :func:`register`, listed in
-``infra.extensions``):
-
-* ``infra.identity.users.USER_EXTRAS``: when a user is created (``create_users``, sub-organization root
-  users) its email / phone number are validated and its passkeys, OAuth providers and tags
-  are attached (``infra.identity.users.USER_CHECKS`` checks the same read-only from activity ``check``,
-  so bad input is a 400 before the activity is stored);
-* ``infra.views.users.USER_SECTIONS``: ``oauthProviders`` and ``userTags`` of ``v1User``;
-* ``infra.queries.get_organization.ORGANIZATION_SECTIONS``: ``tags``, ``invitations`` and
-  ``smartContractInterfaceReferences`` of the organization.
+* :func:`attach_identity`: when a user is created (``infra.identity.users.create_user``:
+  ``create_users``, sub-organization root users) its email / phone number are validated and
+  its passkeys, OAuth providers and tags are attached (:func:`check_identity` checks the same
+  read-only from activity ``check``, so bad input is a 400 before the activity is stored);
+* :func:`user_identity_section`: ``oauthProviders`` and ``userTags`` of ``v1User``
+  (``infra.views.users.USER_SECTIONS``);
+* :func:`organization_section`: ``tags``, ``invitations`` and
+  ``smartContractInterfaceReferences`` of the organization (``infra.queries.get_organization``).
 """
 
 from __future__ import annotations
@@ -116,9 +114,9 @@ def provider_identity(params: Mapping[str, Any], field: str) -> tuple[str, str, 
 
 
 #: Called as ``hook(session, oidc_token, organization_id, user_id, now)`` when a provider is
-#: bound from an ``oidcToken`` (a sign-up): ``infra.sessions.oidc_login`` spends the token's
-#: one sign-up there.
-OIDC_TOKEN_HOOKS: list[Callable[[Session, str, str, str, datetime], None]] = []
+#: bound from an ``oidcToken`` (a sign-up): callers pass
+#: ``infra.sessions.oidc_login.spend_signup``, which spends the token's one sign-up.
+OidcTokenHook = Callable[[Session, str, str, str, datetime], None]
 
 
 def add_oauth_provider(
@@ -128,6 +126,8 @@ def add_oauth_provider(
     params: Mapping[str, Any],
     now: datetime,
     field: str = "oauthProviders[0]",
+    *,
+    on_oidc_token: OidcTokenHook,
 ) -> OauthProvider:
     """Bind an OIDC identity to a user; one user per identity within an organization.
 
@@ -138,8 +138,7 @@ def add_oauth_provider(
     name, issuer, audience, subject = provider_identity(params, field)
     token = params.get("oidcToken")
     if isinstance(token, str) and token:
-        for hook in OIDC_TOKEN_HOOKS:
-            hook(session, token, organization_id, user_id, now)
+        on_oidc_token(session, token, organization_id, user_id, now)
 
     row = OauthProvider(
         organization_id=organization_id,
@@ -333,9 +332,10 @@ def retag_private_keys(
 
 
 def attach_identity(
-    session: Session, organization_id: str, user: User, params: Any, now: datetime, field: str
+    session: Session, organization_id: str, user: User, params: Any, now: datetime, field: str,
+    *, on_oidc_token: OidcTokenHook,
 ) -> None:
-    """``USER_EXTRAS`` entry: validate contacts, attach passkeys, OAuth providers, tags."""
+    """Validate a new user's contacts, attach its passkeys, OAuth providers and tags."""
     from infra.identity.passkeys import add_authenticator
 
     validate_contacts(params, field)
@@ -350,7 +350,8 @@ def attach_identity(
         )
     for i, provider in enumerate(getattr(params, "oauth_providers", []) or []):
         add_oauth_provider(
-            session, organization_id, user.id, dict(provider), now, f"{field}.oauthProviders[{i}]"
+            session, organization_id, user.id, dict(provider), now,
+            f"{field}.oauthProviders[{i}]", on_oidc_token=on_oidc_token,
         )
     for tag_id in getattr(params, "user_tags", []) or []:
         tag = tag_in_org(session, organization_id, tag_id, TAG_TYPE_USER)
@@ -358,7 +359,7 @@ def attach_identity(
 
 
 def check_identity(session: Session, organization_id: str, params: Any, field: str) -> None:
-    """``USER_CHECKS`` entry: what ``attach_identity`` would refuse, checked read-only.
+    """What ``attach_identity`` would refuse, checked read-only.
 
     Contacts, passkey attestations (against ``organization_id``'s WebAuthn origins), OAuth
     identities and user tags; duplicates are left to ``attach_identity``.
@@ -393,7 +394,8 @@ _TAGS_OF: Final = (
 
 
 def user_identity_section(session: Session, user_ids: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
-    """``USER_SECTIONS`` entry: ``oauthProviders`` and ``userTags`` (tag ids)."""
+    """``v1User`` section (``infra.views.users.USER_SECTIONS``): ``oauthProviders`` and
+    ``userTags`` (tag ids)."""
     out: dict[str, dict[str, list[Any]]] = {u: {"oauthProviders": [], "userTags": []} for u in user_ids}
     if not user_ids:
         return out
@@ -436,7 +438,8 @@ def render_contract_interface(row: SmartContractInterface) -> dict[str, Any]:
 
 
 def organization_section(session: Session, organization_id: str) -> dict[str, Any]:
-    """``ORGANIZATION_SECTIONS`` entry: tags, invitations, contract interface references."""
+    """``v1OrganizationData`` section (``infra.queries.get_organization``): tags,
+    invitations, contract interface references."""
     tags = session.scalars(
         select(Tag).where(Tag.organization_id == organization_id).order_by(Tag.created_at, Tag.id)
     )
@@ -462,22 +465,3 @@ def organization_section(session: Session, organization_id: str) -> dict[str, An
             for i in interfaces
         ],
     }
-
-
-def register() -> None:
-    """Plug the user extra and the view sections in (idempotent)."""
-    from infra.identity.users import USER_CHECKS, USER_EXTRAS
-    from infra.queries.get_organization import ORGANIZATION_SECTIONS
-    from infra.views.users import USER_SECTIONS
-
-    if attach_identity not in USER_EXTRAS:
-        USER_EXTRAS.append(attach_identity)
-    if check_identity not in USER_CHECKS:
-        USER_CHECKS.append(check_identity)
-    if user_identity_section not in USER_SECTIONS:
-        USER_SECTIONS.append(user_identity_section)
-    if organization_section not in ORGANIZATION_SECTIONS:
-        ORGANIZATION_SECTIONS.append(organization_section)
-
-
-register()

@@ -2,8 +2,7 @@
 
 Shared by the policy activities (``create_policy``, ``create_policies``, ``update_policy``,
 ``delete_policy``) and queries (``get_policy``, ``list_policies``, ``get_policy_evaluations``).
-Importing this module (listed in ``infra.extensions``) adds ``policies`` to
-``get_organization``.
+:func:`organization_section` is the ``policies`` of ``get_organization``.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from infra.db.models.organizations import Organization
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import NotFound
 from infra.policy.parser import parse
-from infra.queries.get_organization import ORGANIZATION_SECTIONS
 from infra.validation.limits import POLICIES
 from infra.wiremodel import WireModel
 
@@ -121,9 +119,6 @@ def render_evaluation(evaluation: PolicyEvaluation) -> dict[str, Any]:
     }
 
 
-def _organization_section(session: Session, organization_id: str) -> dict[str, Any]:
+def organization_section(session: Session, organization_id: str) -> dict[str, Any]:
+    """``policies`` of ``v1OrganizationData`` (``infra.queries.get_organization``)."""
     return {"policies": [render_policy(p) for p in org_policies(session, organization_id)]}
-
-
-if _organization_section not in ORGANIZATION_SECTIONS:
-    ORGANIZATION_SECTIONS.append(_organization_section)

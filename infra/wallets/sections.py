@@ -1,4 +1,4 @@
-"""Plugs wallets into shared mechanisms: worker key loading and the organization view."""
+"""Wallets in shared views: the organization's ``wallets``/``privateKeys`` and the signer key."""
 
 from __future__ import annotations
 
@@ -7,12 +7,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infra.bootstrap import WORKER_HOOKS
 from infra.db.models.wallets import PrivateKey, Wallet
-from infra.discovery import DISCOVERY_KEYS
 from infra.errors import Unavailable
-from infra.queries.get_organization import ORGANIZATION_SECTIONS
-from infra.wallets.custody import install, signer_public_key
+from infra.wallets.custody import signer_public_key
 from infra.wallets.views import render_private_key, render_wallet
 
 
@@ -40,11 +37,3 @@ def signer_section(session: Session) -> dict[str, Any]:
             "starts (walletd worker or walletd up): retry shortly"
         )
     return {"signerPublicKey": public}
-
-
-if signer_section not in DISCOVERY_KEYS:
-    DISCOVERY_KEYS.append(signer_section)
-if install not in WORKER_HOOKS:
-    WORKER_HOOKS.append(install)
-if organization_section not in ORGANIZATION_SECTIONS:
-    ORGANIZATION_SECTIONS.append(organization_section)

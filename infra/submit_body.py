@@ -22,7 +22,7 @@ MAX_TIMESTAMP_DIGITS = 19
 
 
 @dataclass(frozen=True)
-class Envelope:
+class SubmitBody:
     """A parsed submit body."""
 
     type: str
@@ -55,7 +55,7 @@ def organization_id_of(data: dict[str, Any]) -> str:
     return org
 
 
-def parse_envelope(data: dict[str, Any]) -> Envelope:
+def parse_envelope(data: dict[str, Any]) -> SubmitBody:
     """Validate the envelope fields of a submit body."""
     type_ = data.get("type")
     if not isinstance(type_, str) or not type_:
@@ -78,7 +78,7 @@ def parse_envelope(data: dict[str, Any]) -> Envelope:
     if not isinstance(data.get("generateAppProofs", False), bool):
         raise InvalidRequest("generateAppProofs must be true or false (or left out)",
                              field="generateAppProofs")
-    return Envelope(type=type_, timestamp_ms=ts, organization_id=organization_id_of(data),
+    return SubmitBody(type=type_, timestamp_ms=ts, organization_id=organization_id_of(data),
                     parameters=params)
 
 

@@ -1,0 +1,46 @@
+"""What a worker-type process runs with: ``Services`` plus key material.
+
+Worker-type roles (``worker``, ``embedded``, ``cli``) get :class:`WorkerServices` from
+``infra.bootstrap``; the ingress never does (its settings carry no master-key location). Code
+that needs a key asks :func:`custody_of` / :func:`service_keys`, which refuse anything but a
+worker's services.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra.errors import Internal
+from infra.services import Services
+from infra.sessions.service_keys import ServiceKeys
+from infra.wallets.custody import Custody
+from infra.webhooks.keystore import KeyRingFile
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerServices(Services):
+    """A worker-type process's services: :class:`Services` plus its key material.
+
+    Attributes:
+        custody: The master keyring and the bundle signer.
+        service_keys: The service's login, verification-token and encryption keys.
+        webhook_keys: The webhook signing key ring.
+    """
+
+    custody: Custody
+    service_keys: ServiceKeys
+    webhook_keys: KeyRingFile
+
+
+def custody_of(services: Services) -> Custody:
+    """The custody of a worker process (``Internal`` anywhere else)."""
+    if not isinstance(services, WorkerServices):
+        raise Internal("key custody is not available in this process")
+    return services.custody
+
+
+def service_keys(services: Services) -> ServiceKeys:
+    """The service keys of a worker process (``Internal`` anywhere else)."""
+    if not isinstance(services, WorkerServices):
+        raise Internal("service keys are not available in this process")
+    return services.service_keys
