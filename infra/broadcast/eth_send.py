@@ -93,7 +93,7 @@ def send(ctx: ActivityContext, request: EthSend, *, authorization: bool = False)
             call["to"] = request.to
         estimate = ethereum.estimate_gas(rpc, call)
         if isinstance(estimate, ethereum.Preflight):
-            row = status.create(ctx.session, organization_id=ctx.organization_id,
+            row = status.create(ctx.uow, organization_id=ctx.organization_id,
                                 activity_id=ctx.activity.id, caip2=request.caip2, chain="eth",
                                 sender=sender, nonce=None, unsigned=unsigned, raw="", tx_hash="",
                                 now=ctx.now, failure=status.failure(estimate.message,
@@ -118,7 +118,7 @@ def send(ctx: ActivityContext, request: EthSend, *, authorization: bool = False)
     if authorization:
         unsigned["authorizationList"] = [ethereum.undelegation(chain_id, nonce, key_secret)]
     raw, tx_hash = ethereum.sign(unsigned, key_secret)
-    row = status.create(ctx.session, organization_id=ctx.organization_id,
+    row = status.create(ctx.uow, organization_id=ctx.organization_id,
                         activity_id=ctx.activity.id, caip2=request.caip2, chain="eth",
                         sender=sender, nonce=nonce, unsigned=unsigned, raw=raw, tx_hash=tx_hash,
                         now=ctx.now)

@@ -103,7 +103,7 @@ def send(ctx: ActivityContext, *, caip2: str, unsigned: str, base64_encoded: boo
     signed = VersionedTransaction.from_bytes(bytes.fromhex(signed_hex))
     signature = base58.b58encode(bytes(signed.signatures[0])).decode()
     row = status.create(
-        ctx.session, organization_id=ctx.organization_id, activity_id=ctx.activity.id,
+        ctx.uow, organization_id=ctx.organization_id, activity_id=ctx.activity.id,
         caip2=caip2, chain="solana", sender=sign_withs[0], nonce=None,
         unsigned={"blockhash": str(signed.message.recent_blockhash)},
         raw=base64.b64encode(bytes(signed)).decode(), tx_hash=signature, now=ctx.now)

@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from infra.clock import new_id
 from infra.db.models.broadcast import SendTransaction
+from infra.db.unit_of_work import UnitOfWork
 from infra.errors import NotFound
-from infra.webhooks.outbox import endpoints_for, enqueue_event
+from infra.webhooks.outbox import endpoints_for, enqueue_and_dispatch
 from infra.webhooks.payloads import (
     EVENT_NAMESPACE,
     SEND_TRANSACTION_STATUS_UPDATES,
@@ -29,7 +30,7 @@ INITIALIZED, BROADCASTING, INCLUDED, FAILED = "INITIALIZED", "BROADCASTING", "IN
 OPEN = (INITIALIZED, BROADCASTING)
 
 
-def create(session: Session, *, organization_id: str, activity_id: str, caip2: str, chain: str,
+def create(uow: UnitOfWork, *, organization_id: str, activity_id: str, caip2: str, chain: str,
            sender: str, nonce: int | None, unsigned: dict[str, Any], raw: str, tx_hash: str,
            now: datetime, failure: dict[str, Any] | None = None) -> SendTransaction:
     """Store a signed transaction (or a pre-flight failure) in the activity's transaction."""
@@ -40,9 +41,9 @@ def create(session: Session, *, organization_id: str, activity_id: str, caip2: s
         raw_transaction=raw, tx_hash=tx_hash, hashes=[tx_hash] if tx_hash else [],
         error=failure, attempts=0, replacements=0, next_check_at=now, version=1,
         created_at=now, updated_at=now)
-    session.add(row)
-    session.flush()
-    announce(session, row)
+    uow.session.add(row)
+    uow.session.flush()
+    announce(uow, row)
     return row
 
 
@@ -79,7 +80,7 @@ def failure(message: str, revert_chain: list[dict[str, Any]] | None = None,
     return error
 
 
-def move(session: Session, row: SendTransaction, status: str, *, now: datetime,
+def move(uow: UnitOfWork, row: SendTransaction, status: str, *, now: datetime,
          delay_s: float = 0.0, **changes: Any) -> None:
     """Record a status change (announced when the status differs) and the next look."""
     previous = row.status
@@ -90,14 +91,14 @@ def move(session: Session, row: SendTransaction, status: str, *, now: datetime,
     row.updated_at = now
     row.next_check_at = now + timedelta(seconds=delay_s)
     row.lease_until = None
-    session.flush()
+    uow.session.flush()
     if previous != status:
-        announce(session, row)
+        announce(uow, row)
 
 
-def announce(session: Session, row: SendTransaction) -> None:
+def announce(uow: UnitOfWork, row: SendTransaction) -> None:
     """Write the ``SEND_TRANSACTION_STATUS_UPDATES`` outbox rows for the row's status."""
-    endpoints = endpoints_for(session, row.organization_id, SEND_TRANSACTION_STATUS_UPDATES)
+    endpoints = endpoints_for(uow.session, row.organization_id, SEND_TRANSACTION_STATUS_UPDATES)
     if not endpoints:
         return
     key = str(uuid.uuid5(EVENT_NAMESPACE,
@@ -111,4 +112,4 @@ def announce(session: Session, row: SendTransaction) -> None:
     event = WebhookEvent(event_id=key, event_type=SEND_TRANSACTION_STATUS_UPDATES,
                          organization_id=row.organization_id,
                          body=encode_body({"type": SEND_TRANSACTION_STATUS_UPDATES, "msg": msg}))
-    enqueue_event(session, event, endpoints)
+    enqueue_and_dispatch(uow, event, endpoints)

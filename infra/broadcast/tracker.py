@@ -76,7 +76,7 @@ def _record(services: Services, row_id: str, new_status: str, *, delay_s: float 
         row = uow.session.get(SendTransaction, row_id, with_for_update=True)
         if row is None or row.status not in status.OPEN:
             return
-        status.move(uow.session, row, new_status, now=now(), delay_s=delay_s, **changes)
+        status.move(uow, row, new_status, now=now(), delay_s=delay_s, **changes)
         uow.commit()
 
 
