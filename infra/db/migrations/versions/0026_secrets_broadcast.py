@@ -1,4 +1,4 @@
-"""secrets and broadcast: imported secrets (sealed), sent transactions, the nonce manager
+"""secrets and broadcast: imported secrets (sealed), sent transactions, the nonce manager, email events
 
 Revision ID: 0026_secrets_broadcast
 Revises: 0013_one_head
@@ -58,6 +58,19 @@ def upgrade() -> None:
     op.create_index('ix_send_transactions_due', 'send_transactions', ['status', 'next_check_at'], unique=False)
     op.create_index(op.f('ix_send_transactions_organization_id'), 'send_transactions', ['organization_id'], unique=False)
     op.create_index(op.f('ix_send_transactions_activity_id'), 'send_transactions', ['activity_id'], unique=False)
+    op.create_table('email_events',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('organization_id', sa.String(length=36), nullable=False),
+    sa.Column('message_id', sa.String(length=256), nullable=False),
+    sa.Column('event_type', sa.String(length=32), nullable=False),
+    sa.Column('from_address', sa.String(length=512), nullable=False),
+    sa.Column('to_address', sa.String(length=320), nullable=False),
+    sa.Column('details', sa.JSON(), nullable=False),
+    sa.Column('at', sa.DateTime(timezone=True), nullable=False),
+    sa.ForeignKeyConstraint(['organization_id'], ['organizations.id'], name=op.f('fk_email_events_organization_id_organizations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_email_events'))
+    )
+    op.create_index('ix_email_events_org_to_at', 'email_events', ['organization_id', 'to_address', 'at'], unique=False)
     op.create_table('chain_nonces',
     sa.Column('caip2', sa.String(length=128), nullable=False),
     sa.Column('address', sa.String(length=128), nullable=False),
@@ -68,6 +81,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('chain_nonces')
+    op.drop_index('ix_email_events_org_to_at', table_name='email_events')
+    op.drop_table('email_events')
     op.drop_index(op.f('ix_send_transactions_activity_id'), table_name='send_transactions')
     op.drop_index(op.f('ix_send_transactions_organization_id'), table_name='send_transactions')
     op.drop_index('ix_send_transactions_due', table_name='send_transactions')
