@@ -15,7 +15,7 @@ COPY notifier ./notifier
 COPY authproxy ./authproxy
 COPY walletd ./walletd
 RUN python -m venv /opt/walletd \
-    && /opt/walletd/bin/pip install --no-cache-dir .
+    && /opt/walletd/bin/pip install --no-cache-dir ".[seal]"
 
 FROM python:3.11-slim-bookworm
 RUN groupadd --system --gid 10001 walletd \

@@ -10,7 +10,7 @@ BENCH_ARGS ?=
 TURNKEY_HTTP := turnkey-http==0.2.2
 
 .PHONY: install install-test install-bench run test lint services bench bench-pipeline bench-sign \
-	bench-sign-embedded bench-policy fuzz chaos clean
+	bench-sign-embedded bench-policy bench-webhooks fuzz chaos clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ $(TESTSTAMP): pyproject.toml tests/interop/package.json tests/browser/package.js
 	@# Debian's Chromium, driven by Playwright for Python in tests/browser.
 	if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then \
 		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium; fi
+	@# Debian's SoftHSM2, the PKCS#11 token of the seal tests (tests/integration/seal).
+	if ! command -v softhsm2-util >/dev/null && command -v apt-get >/dev/null; then \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq softhsm2; fi
 	touch $@
 
 install-test: $(TESTSTAMP)
@@ -60,7 +63,7 @@ $(BENCHSTAMP): pyproject.toml $(TESTSTAMP)
 install-bench: $(BENCHSTAMP)
 
 # Every benchmark; each one alone below. Extra flags: make bench-sign BENCH_ARGS="--requests 1200"
-bench: bench-pipeline bench-sign bench-sign-embedded bench-policy
+bench: bench-pipeline bench-sign bench-sign-embedded bench-policy bench-webhooks
 
 bench-pipeline: install-bench services
 	$(PY) bench/pipeline.py $(BENCH_ARGS)
@@ -70,6 +73,9 @@ bench-sign: install-bench services
 
 bench-sign-embedded: install-bench
 	$(PY) bench/sign.py --embedded $(BENCH_ARGS)
+
+bench-webhooks: install-bench services
+	$(PY) bench/webhooks.py $(BENCH_ARGS)
 
 bench-policy: install
 	$(PY) -m bench.policy $(BENCH_ARGS)

@@ -74,9 +74,11 @@ def _wallet_error(req: falcon.Request, resp: falcon.Response, ex: WalletError,
 
 
 def create_app(settings: Settings, *, upstream: Upstream | None = None,
-               limiter: Limiter | None = None) -> falcon.App:
-    """The auth proxy app for ``settings`` (its key file, the API URL, the rate limits)."""
-    upstream = upstream or Upstream(settings.effective_api_url, ProxyKey.load(settings),
+               limiter: Limiter | None = None, proxy_key: ProxyKey | None = None) -> falcon.App:
+    """The auth proxy app for ``settings`` (its key from the seal, the API URL, the rate
+    limits); ``walletd up`` passes the key of its own, already unsealed, process."""
+    upstream = upstream or Upstream(settings.effective_api_url,
+                                    proxy_key or ProxyKey.load(settings),
                                     settings.auth_proxy_config_ttl_s)
     limiter = limiter or from_url(settings.effective_rate_limit_url)
     invalidation.subscribe(upstream.forget, settings.effective_rate_limit_url)

@@ -26,6 +26,11 @@ gunicorn worker) or answered 5xx is sent again, byte for byte (the same stamp an
 so the service answers with the activity it stored); 503s are retried until the request's
 deadline, other 5xx at most three times.
 
+Webhooks (``bench/chaos_webhooks.py``): the root organization has three endpoints, fast,
+slow (300 ms) and flapping (every 10th answer a 503), on receivers in processes of their own;
+one of the worker kills is always the notifier's. At the end every event owed to them is
+counted: lost, delivered twice with no fault near, delivered twice across a fault.
+
 When the load is done and the last fault recovered, the run waits (bounded) for every
 activity to settle, then counts from the database, per submitted body:
 
@@ -81,8 +86,9 @@ from eth_keys import keys as eth_keys
 from eth_keys.exceptions import BadSignature
 from eth_utils import keccak
 
+from bench.chaos_webhooks import WebhookWatch
 from infra.submit_body import fingerprint
-from tests.support.deployment import WORKER_GROUPS, Deployment
+from tests.support.deployment import WORKER_GROUPS, Deployment, free_port
 from tests.support.keys import TestKey, load_p256_key, make_key
 from tests.support.private_services import PrivatePostgres, PrivateRabbit
 from tests.support.raw_api import envelope, root_user_params
@@ -121,6 +127,10 @@ class Config:
     seed: int = 1
     workdir: Path | None = None
     activities_per_tenant: int = ACTIVITIES_PER_TENANT
+    #: Webhook endpoints (fast, slow, flapping) on the root organization, counted at the end.
+    webhooks: bool = True
+    slow_webhook_ms: float = 300.0
+    webhook_settle_timeout_s: float = 300.0
 
 
 # -- what was sent and answered ----------------------------------------------------------
@@ -237,11 +247,17 @@ class Fault:
     recovered_after_s: float | None = None
     during_load: bool = False
     canary: str | None = None
+    #: Wall-clock (``time.time``) start and recovery, to place webhook duplicates.
+    wall_start: float | None = None
+    wall_end: float | None = None
 
 
 def schedule(cfg: Config, rng: random.Random) -> list[Fault]:
     """The faults of a run in a random order, spread over 5%-85% of the load."""
-    names = ([f"SIGKILL worker {rng.choice(sorted(WORKER_GROUPS))}" for _ in range(cfg.worker_kills)]
+    kills = [f"SIGKILL worker {rng.choice(sorted(WORKER_GROUPS))}" for _ in range(cfg.worker_kills)]
+    if cfg.webhooks and kills and "SIGKILL worker notifier" not in kills:
+        kills[0] = "SIGKILL worker notifier"  # the webhooks' own fault, always among them
+    names = (kills
              + ["SIGKILL gunicorn worker"] * cfg.ingress_kills
              + ["restart RabbitMQ", "restart PostgreSQL"])
     rng.shuffle(names)
@@ -294,7 +310,7 @@ class Report:
 
     VIOLATIONS = ("lost", "duplicated", "stuck", "failed", "refused", "missing effect",
                   "orphan effect", "bad result", "unacknowledged", "5xx outside the DB outage",
-                  "faults not recovered")
+                  "faults not recovered", "webhook lost", "webhook duplicates, no fault near")
 
     def violations(self) -> dict[str, int]:
         return {name: self.counts[name] for name in self.VIOLATIONS if self.counts.get(name)}
@@ -342,6 +358,16 @@ class Chaos:
         self.faults_over = threading.Event()
         self.problems: list[str] = []
         self.tenants = self._setup()
+        self.webhooks: WebhookWatch | None = None
+        if cfg.webhooks:
+            self.webhooks = WebhookWatch(slow_ms=cfg.slow_webhook_ms,
+                                         settle_timeout_s=cfg.webhook_settle_timeout_s)
+            self.webhooks.start(free_port)
+            root = load_p256_key(dep.root.private_key)
+            self.webhooks.register(
+                lambda params: self._ok(root, "create_webhook_endpoint",
+                                        "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", params),
+                database_url)
 
     # -- setup (before any fault) ----------------------------------------------------------
     def _ok(self, key: TestKey, path: str, type_: str, params: dict[str, Any],
@@ -494,6 +520,7 @@ class Chaos:
     # -- faults ----------------------------------------------------------------------------
     def _inject(self, fault: Fault) -> None:
         t0 = time.monotonic()
+        fault.wall_start = time.time()
         fault.injected_at = t0 - self.started
         fault.during_load = not self.load_over.is_set()
         if fault.name.startswith("SIGKILL worker "):
@@ -550,6 +577,7 @@ class Chaos:
                 while self.done < fault.at_fraction * total and not self.load_over.is_set():
                     time.sleep(0.05)
                 self._inject(fault)
+                fault.wall_end = time.time()
                 self.log(f"{fault.name} at {_num(fault.injected_at)} s: recovered after "
                          f"{_num(fault.recovered_after_s)} s")
         finally:
@@ -585,6 +613,11 @@ class Chaos:
                 self.problems.append(f"faults not recovered: {fault.name}: no canary completed in "
                                      f"{self.cfg.recovery_timeout_s:.0f} s")
         count_answers(self.client.answers, faults, counts, self.problems)
+        if self.webhooks is not None:
+            counts["webhook deliveries pending at the end"] = self.webhooks.settle(self.database_url)
+            windows = [(f.name, f.wall_start, f.wall_end or time.time()) for f in faults
+                       if f.wall_start is not None]
+            self.webhooks.count(self.database_url, windows, counts, self.problems)
         return Report(self.cfg, time.monotonic() - self.started, self.submissions, faults,
                       self.client.answers, dict(counts), self.problems)
 
@@ -783,10 +816,16 @@ def run_chaos(cfg: Config, log: Callable[[str], None] = functools.partial(print,
             database_url = pg.url.rsplit("/", 1)[0] + "/walletd"
             log(f"private PostgreSQL on {pg.port}, RabbitMQ node {mq.node} on {mq.port}; "
                 f"logs in {workdir}")
-            dep = Deployment.production(workdir, database_url, mq.url)
+            hooks = {"WALLETD_WEBHOOK_ALLOW": "127.0.0.1",
+                     "WALLETD_WORKER_THREADS_NOTIFICATIONS": "8"} if cfg.webhooks else {}
+            dep = Deployment.production(workdir, database_url, mq.url, extra_env=hooks)
+            chaos: Chaos | None = None
             try:
-                return Chaos(cfg, dep, pg, mq, database_url, log).run()
+                chaos = Chaos(cfg, dep, pg, mq, database_url, log)
+                return chaos.run()
             finally:
+                if chaos is not None and chaos.webhooks is not None:
+                    chaos.webhooks.stop()
                 dep.stop()
     finally:
         if cfg.workdir is None:
@@ -807,6 +846,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="activities per tenant organization (the load is spread over "
                              "sub-organizations so that none reaches a resource limit)")
     parser.add_argument("--keep", type=Path, help="keep the deployment's logs in this directory")
+    parser.add_argument("--no-webhooks", action="store_true", help="no webhook endpoints")
+    parser.add_argument("--slow-webhook-ms", type=float, default=300.0,
+                        help="the slow endpoint's answer time")
     args = parser.parse_args(argv)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -814,7 +856,8 @@ def main(argv: list[str] | None = None) -> int:
                  worker_kills=args.worker_kills or max(4, args.activities // 500),
                  ingress_kills=args.ingress_kills or max(2, args.activities // 1000),
                  restart_delay_s=args.restart_delay, seed=args.seed, workdir=args.keep,
-                 activities_per_tenant=args.per_tenant)
+                 activities_per_tenant=args.per_tenant, webhooks=not args.no_webhooks,
+                 slow_webhook_ms=args.slow_webhook_ms)
     # SIGTERM (``timeout``, Ctrl-C's cousin) unwinds too: the private servers are stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = run_chaos(cfg)

@@ -10,8 +10,9 @@ What is wired here, in order:
 1. the activity status listeners (``ACTIVITY_LISTENERS``; order matters, see the comments);
 2. the stamp headers the API accepts (``stamps()``);
 3. the database: engine, session factories, quota enforcement on every flush;
-4. for worker-type roles: custody (master keyring, bundle signer), service keys, the webhook
-   signing key ring and the outbox's hand-off to the broker;
+4. for worker-type roles: the seal (docs/CUSTODY.md), and over it custody (master keyring,
+   bundle signer), service keys, the webhook signing key ring, the audit log key and this
+   boot's record (worker processes also sign app proofs); the outbox's hand-off to the broker;
 5. process-wide subscriptions (endpoint-change notifications, the ingress's waiter).
 
 Static extension tables that are read where they are used, each one tuple written once:
@@ -28,17 +29,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Final
 
 import dramatiq
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
 
+from infra.audit import boots
+from infra.audit import leaves as audit_leaves
+from infra.audit.log_key import LogKeys
 from infra.auth.attested import HEADER_ATTESTED, AttestedStamps
 from infra.auth.principal import API_KEY_LOCATOR, Stamps
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN
 from infra.authproxy import invalidation
-from infra.clock import now_ms
 from infra.db.engine import make_engine, make_read_session_factory, make_session_factory
 from infra.db.unit_of_work import ActivityListener
 from infra.identity import passkeys, quotas
@@ -46,12 +49,13 @@ from infra.messaging import actor_messages, queues
 from infra.messaging.broker import build_broker
 from infra.observability import activities as activity_metrics
 from infra.pipeline.lifecycle import Settlements
+from infra.seal.holders import SealedKeyRing, custody_of_seal
+from infra.seal.wiring import open_seal
 from infra.services import Services
 from infra.sessions import attested as attested_tokens
 from infra.sessions import attested_oidc, otp, redaction
 from infra.sessions.service_keys import ServiceKeys
 from infra.settings import Role, Settings
-from infra.wallets.custody import Custody, load_custody
 from infra.webhooks import keystore, outbox
 from infra.worker_services import WorkerServices
 
@@ -82,6 +86,10 @@ ACTIVITY_LISTENERS: Final[tuple[ActivityListener, ...]] = (
     invalidation.on_activity_change,
     # 5. Log line and metrics of the committed change; binds the ids to the log context.
     activity_metrics.on_activity_change,
+    # 6. The audit log's leaf of the change (one insert, same transaction), after the
+    #    redaction above so it digests what is stored. Worker-type processes add their app
+    #    proofs right after it (``_app_proofs``): a proof commits to this leaf.
+    audit_leaves.on_activity_change,
 )
 
 
@@ -128,6 +136,7 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
 
         broker = build_broker(settings.broker_url, middleware=[Observe()])
     settlements = Settlements()
+    app_proofs = _app_proofs(role)
     services = Services(
         settings=settings,
         role=role,
@@ -136,19 +145,25 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         read_session_factory=make_read_session_factory(engine),
         broker=broker,
         # the settled announcement runs last, once every other listener has seen the change
-        activity_listeners=(*ACTIVITY_LISTENERS, settlements.on_activity_change),
+        activity_listeners=(*ACTIVITY_LISTENERS,
+                            *((app_proofs.on_activity_change,) if app_proofs else ()),
+                            settlements.on_activity_change),
         settlements=settlements,
         stamps=stamps(),
     )
     if role in KEY_HOLDING_ROLES:
-        custody = _custody(settings, session_factory)
-        webhook_keys = keystore.KeyRingFile(keystore.keyring_path(settings.data_dir),
-                                            now_ms=now_ms())
+        # The seal first: every key below lives in the keyring only it opens (docs/CUSTODY.md).
+        seal = open_seal(settings, role, label)
+        custody = custody_of_seal(seal)
+        custody.session_factory = session_factory
         services = WorkerServices(
             **{f.name: getattr(services, f.name) for f in dataclasses.fields(Services)},
-            custody=custody, service_keys=ServiceKeys(custody), webhook_keys=webhook_keys)
-        _ensure_service_keys(services)
-        _publish_webhook_keys(services)
+            custody=custody, service_keys=ServiceKeys(custody),
+            webhook_keys=SealedKeyRing(seal), log_keys=LogKeys(custody), seal=seal)
+        # What needs a key is made once the process is unsealed (now, or when an operator
+        # unseals it); sealing drops what it holds.
+        seal.listeners.append(partial(_on_seal_change, services, app_proofs))
+        _on_seal_change(services, app_proofs, seal.sealed)
         # New webhook deliveries go to the notifier right after their commit.
         outbox.set_dispatcher(_webhook_dispatcher(broker))
         # Auth proxy configuration changes are published over the rate limiter's Redis.
@@ -168,15 +183,20 @@ def _webhook_dispatcher(broker: dramatiq.Broker) -> Callable[[list[str]], None]:
     return dispatch
 
 
-def _custody(settings: Settings, session_factory: sessionmaker[Session]) -> Custody:
-    """Load the keyring and make sure the bundle signer exists."""
-    custody = load_custody(settings.master_key_file)
-    custody.session_factory = session_factory
+def _on_seal_change(services: WorkerServices, app_proofs: boots.AppProofs | None,
+                    sealed: bool) -> None:
+    """Unsealed: the bundle signer, the service keys, the audit log key and this boot's
+    record (once), the webhook ring's public keys."""
+    if sealed:
+        services.custody.forget_signer()
+        return
     try:
-        custody.signer()
+        services.custody.signer()
     except Exception:  # tables may not exist yet (before ``walletd migrate``)
         log.info("bundle signer not initialised yet; will be created on first use")
-    return custody
+    _ensure_service_keys(services)
+    _audit_log_key(services, app_proofs)
+    _publish_webhook_keys(services)
 
 
 def _ensure_service_keys(services: WorkerServices) -> None:
@@ -186,6 +206,31 @@ def _ensure_service_keys(services: WorkerServices) -> None:
             services.service_keys.ensure_all(session)
     except Exception:  # tables may not exist yet (before ``walletd migrate``)
         log.info("service login keys not initialised yet; created on first use")
+
+
+def _app_proofs(role: Role) -> boots.AppProofs | None:
+    """Worker processes sign app proofs with a key of their own boot (docs/AUDIT.md)."""
+    return boots.AppProofs(boots.BootKey.generate()) if role in ("worker", "embedded") else None
+
+
+def _audit_log_key(services: WorkerServices, app_proofs: boots.AppProofs | None) -> None:
+    """Create the audit log key on first start; record this boot (signed, logged)."""
+    try:
+        with services.session_factory() as session:
+            key = services.log_keys.get(session)
+    except Exception:  # tables may not exist yet (before ``walletd migrate``)
+        log.info("audit log key not initialised yet; created on first use")
+        return
+    if app_proofs is None or app_proofs.recorded:
+        return
+    try:
+        with services.uow() as uow:
+            app_proofs.record(uow.session, key, services.settings, services.role)
+            uow.commit()
+    except Exception:  # no record, no proofs: a proof's key must have a boot record
+        log.exception("could not record this process's boot; it makes no app proofs")
+        return
+    app_proofs.recorded = True
 
 
 def _publish_webhook_keys(services: WorkerServices) -> None:

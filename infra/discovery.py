@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
+from infra.audit.log_key import discovery_section as audit_log_section
 from infra.sessions.service_keys import discovery_section as service_keys_section
 from infra.wallets.sections import signer_section
 
@@ -18,6 +19,7 @@ from infra.wallets.sections import signer_section
 DISCOVERY_KEYS: Final[tuple[Callable[[Session], dict[str, Any]], ...]] = (
     signer_section,        # signerPublicKey
     service_keys_section,  # notarizerPublicKey, verificationTokenPublicKey, encryptionPublicKey
+    audit_log_section,     # auditLogOrigin, auditLogVerifierKey (once a worker created the key)
 )
 
 

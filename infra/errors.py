@@ -140,6 +140,18 @@ class Unavailable(WalletError):
     grpc_code = GRPC_UNAVAILABLE
 
 
+class Sealed(Unavailable):
+    """The process holds no root key (the seal is closed): nothing needing a key can run.
+
+    Workers retry the message (the activity stays PENDING); see docs/CUSTODY.md.
+    """
+
+    code = "sealed"
+
+    def __init__(self, message: str = "the service is sealed", **kw: Any) -> None:
+        super().__init__(message, **kw)
+
+
 class InvalidCiphertext(WalletError):
     """Decryption failed; the reason is deliberately not revealed (400)."""
 

@@ -98,6 +98,8 @@ class Settings:
         sweep_interval_s: How often workers re-enqueue activities stuck in PENDING.
         sweep_grace_s: How long an activity may sit PENDING since its last hand-off before
             the sweeper assumes its message was lost and re-sends it.
+        audit_checkpoint_interval_s: How often the consensus pool's worker appends staged
+            audit-log leaves and signs a checkpoint (``infra.audit``).
         auth_proxy_port: Port of the auth proxy (0: the API port + 1).
         api_url: The public API's URL as the auth proxy reaches it (empty: ``base_url``).
         auth_proxy_key_file: The auth proxy's own key (empty: ``<data dir>/auth-proxy-key.json``).
@@ -138,6 +140,13 @@ class Settings:
             (0: none). The ingress and ``walletd up`` serve them on the API port.
         shutdown_timeout_s: On SIGTERM, how long in-flight requests and messages may run
             before the process exits anyway (unfinished messages are redelivered).
+        keyring_file: The sealed keyring (``WALLETD_KEYRING_FILE``; empty:
+            ``<data dir>/keyring.sealed``), see docs/CUSTODY.md.
+        seal_env: ``WALLETD_SEAL`` and every ``WALLETD_SEAL_*`` variable, as given (parsed by
+            ``infra.seal.config``); empty for the ingress role.
+        seal_default: The seal type when neither ``WALLETD_SEAL`` nor the sealed keyring
+            names one: ``static`` for in-process use and ``walletd up``, ``shamir`` for the
+            production commands.
         chain_rpc: ``(caip2, JSON-RPC URL)`` of every chain walletd may broadcast to
             (``WALLETD_CHAIN_RPC=eip155:1=https://…,solana:…=https://…``).
         chain_allow: Hosts/CIDRs chain RPC may reach over plain http or private addresses
@@ -164,6 +173,7 @@ class Settings:
     base_url: str = ""
     sweep_interval_s: int = 10
     sweep_grace_s: int = 60
+    audit_checkpoint_interval_s: float = 2.0
     log_level: str = "INFO"
     auth_proxy_port: int = 0
     api_url: str = ""
@@ -190,6 +200,9 @@ class Settings:
     log_format: Literal["text", "json"] = "text"
     metrics_port: int = 0
     shutdown_timeout_s: int = 30
+    keyring_file: str = ""
+    seal_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    seal_default: str = "static"
     chain_rpc: tuple[tuple[str, str], ...] = ()
     chain_allow: tuple[str, ...] = ()
     broadcast_poll_ms: int = 500
@@ -222,6 +235,7 @@ class Settings:
             base_url=e.get("WALLETD_BASE_URL", ""),
             sweep_interval_s=_int(e, "WALLETD_SWEEP_INTERVAL_S", 10),
             sweep_grace_s=_int(e, "WALLETD_SWEEP_GRACE_S", 60),
+            audit_checkpoint_interval_s=_float(e, "WALLETD_AUDIT_CHECKPOINT_INTERVAL_S", 2.0),
             log_level=e.get("WALLETD_LOG_LEVEL", "INFO"),
             auth_proxy_port=_int(e, "WALLETD_AUTH_PROXY_PORT", 0),
             api_url=e.get("WALLETD_API_URL", ""),
@@ -250,6 +264,9 @@ class Settings:
             log_format=_log_format(e.get("WALLETD_LOG_FORMAT", "text")),
             metrics_port=_int(e, "WALLETD_METRICS_PORT", 0),
             shutdown_timeout_s=_int(e, "WALLETD_SHUTDOWN_TIMEOUT_S", 30),
+            keyring_file=e.get("WALLETD_KEYRING_FILE", ""),
+            seal_env=tuple(sorted((k, v) for k, v in e.items()
+                                  if k == "WALLETD_SEAL" or k.startswith("WALLETD_SEAL_"))),
             chain_rpc=_chain_rpc(e.get("WALLETD_CHAIN_RPC", "")),
             chain_allow=_list(e, "WALLETD_CHAIN_ALLOW"),
             broadcast_poll_ms=_int(e, "WALLETD_BROADCAST_POLL_MS", 500),
@@ -267,8 +284,13 @@ class Settings:
         the mail and SMS credentials: only workers send).
         """
         if role == "ingress":
-            return replace(self, master_key_file="", smtp_url="", sms_auth_token="")
+            return replace(self, master_key_file="", smtp_url="", sms_auth_token="", seal_env=())
         return self
+
+    @property
+    def effective_keyring_file(self) -> str:
+        """The sealed keyring's path (the setting, else under the data dir)."""
+        return self.keyring_file or str(self.data_dir / "keyring.sealed")
 
     @property
     def effective_database_url(self) -> str:

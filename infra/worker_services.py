@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from infra.audit.log_key import LogKeys
 from infra.errors import Internal
+from infra.seal.holders import SealedKeyRing
+from infra.seal.state import SealState
 from infra.services import Services
 from infra.sessions.service_keys import ServiceKeys
 from infra.wallets.custody import Custody
-from infra.webhooks.keystore import KeyRingFile
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,11 +27,16 @@ class WorkerServices(Services):
         custody: The master keyring and the bundle signer.
         service_keys: The service's login, verification-token and encryption keys.
         webhook_keys: The webhook signing key ring.
+        log_keys: The audit log's signing key (``infra.audit``; checkpoints, boot records).
+        seal: The process's seal (docs/CUSTODY.md): the keys above raise ``Sealed`` until
+            it is unsealed.
     """
 
     custody: Custody
     service_keys: ServiceKeys
-    webhook_keys: KeyRingFile
+    webhook_keys: SealedKeyRing
+    log_keys: LogKeys
+    seal: SealState
 
 
 def custody_of(services: Services) -> Custody:
@@ -44,3 +51,10 @@ def service_keys(services: Services) -> ServiceKeys:
     if not isinstance(services, WorkerServices):
         raise Internal("service keys are not available in this process")
     return services.service_keys
+
+
+def log_keys(services: Services) -> LogKeys:
+    """The audit log key of a worker process (``Internal`` anywhere else)."""
+    if not isinstance(services, WorkerServices):
+        raise Internal("the audit log key is not available in this process")
+    return services.log_keys

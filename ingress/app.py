@@ -16,6 +16,7 @@ from ingress import errors
 from ingress.middleware import Cors, RateLimit, RequestContext
 from ingress.resources import auth_proxy, dashboard, webhooks
 from ingress.resources.api import QueryResource, SubmitResource
+from ingress.resources.audit import AuditCheckpointResource, AuditConsistencyResource
 from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
 from ingress.resources.metrics import MetricsResource
@@ -24,7 +25,8 @@ from ingress.resources.openapi import OpenApiResource
 ROUTES: list[Callable[[falcon.App, Services], None]] = []
 
 
-def create_app(services: Services) -> falcon.App:
+def create_app(services: Services,
+               seal_statuses: Callable[[], list[dict[str, Any]]] | None = None) -> falcon.App:
     """The public API as a WSGI app."""
     # Import every activity module now, not inside the first request of each worker.
     registry()
@@ -34,9 +36,12 @@ def create_app(services: Services) -> falcon.App:
     app.add_route("/public/v1/submit/{path}", SubmitResource(services))
     app.add_route("/public/v1/query/{path}", QueryResource(services))
     app.add_route("/health", HealthResource())
-    app.add_route("/ready", ReadyResource(services))
+    # `walletd up` passes its own seal: the embedded process is a worker too (docs/CUSTODY.md)
+    app.add_route("/ready", ReadyResource(services, seal_statuses))
     app.add_route("/metrics", MetricsResource(services))
     app.add_route("/public/v1/discovery/keys", DiscoveryKeysResource(services))
+    app.add_route("/public/v1/audit/checkpoint", AuditCheckpointResource(services))
+    app.add_route("/public/v1/audit/consistency", AuditConsistencyResource(services))
     app.add_route("/public/v1/openapi.json", OpenApiResource())
     webhooks.add(app, services)
     auth_proxy.add(app, services)

@@ -16,7 +16,10 @@ attempt ends by it once the request is on its way (resolving the name and the TL
 are bounded by the connect timeout; if they run past the deadline nothing is sent). The
 notifier's sending lease is derived from this deadline.
 
-Redirects are never followed (a 3xx is the answer); proxies from the environment are ignored.
+The notifier keeps connections alive per endpoint (:class:`Transports`); the checks above
+still run at every attempt and a kept connection only carries requests to the address it was
+opened to. Redirects are never followed (a 3xx is the answer); proxies from the environment
+are ignored; cookies are never kept.
 tenacity retries only failures to *connect*, a few times within about a second, because
 nothing was sent then; everything longer is the retry schedule's job. The result is an
 :class:`AttemptRecord`, never an exception, except for programming errors.
@@ -25,13 +28,16 @@ nothing was sent then; everything longer is the retry schedule's job. The result
 from __future__ import annotations
 
 import email.utils
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import requests
 import urllib3
+from requests.adapters import HTTPAdapter
 from tenacity import (
     Retrying,
     retry_if_exception,
@@ -49,7 +55,7 @@ from infra.webhooks.destinations import (
     resolve_destination,
     system_resolver,
 )
-from infra.webhooks.pinned import PinnedAdapter, pinned_url, time_left
+from infra.webhooks.pinned import PinnedAdapter, pinned_url, request_deadline, time_left
 
 USER_AGENT = "walletd-webhooks/1"
 
@@ -132,8 +138,51 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+class Transports:
+    """Kept-alive HTTP connections per endpoint, for the notifier's attempts.
+
+    One :class:`~infra.webhooks.pinned.PinnedAdapter` per endpoint (and host name, which TLS
+    checks use), holding at most ``per_endpoint`` connections. The SSRF rules are applied at
+    every attempt exactly as without it: the name is resolved and checked, and the request
+    goes to the checked address. The adapter's pools are keyed by that address, so a kept
+    connection only carries requests to an address that was checked for the request, and a
+    name that resolves elsewhere now opens a new connection to the new (checked) address.
+    """
+
+    def __init__(self, per_endpoint: int, *, max_endpoints: int = 256) -> None:
+        self.per_endpoint = max(1, per_endpoint)
+        self.max_endpoints = max_endpoints
+        self._lock = threading.Lock()
+        self._adapters: OrderedDict[tuple[str, str, str], PinnedAdapter] = OrderedDict()
+
+    def adapter(self, endpoint_id: str, scheme: str, hostname: str) -> PinnedAdapter:
+        key = (endpoint_id, scheme, hostname)
+        with self._lock:
+            adapter = self._adapters.get(key)
+            if adapter is not None:
+                self._adapters.move_to_end(key)
+                return adapter
+            adapter = PinnedAdapter(hostname, pool_connections=4, pool_maxsize=self.per_endpoint)
+            self._adapters[key] = adapter
+            while len(self._adapters) > self.max_endpoints:
+                _, old = self._adapters.popitem(last=False)
+                old.close()
+            return adapter
+
+    def close(self) -> None:
+        with self._lock:
+            for adapter in self._adapters.values():
+                adapter.close()
+            self._adapters.clear()
+
+
+#: Response bytes read past the excerpt so that the connection can be used again; a longer
+#: body closes the connection instead.
+_DRAIN_BYTES = 65_536
+
+
 def _post(
-    session: requests.Session,
+    adapter: HTTPAdapter,
     url: str,
     body: bytes,
     headers: Mapping[str, str],
@@ -141,22 +190,27 @@ def _post(
     deadline: float,
 ) -> tuple[int, str, str | None]:
     left = time_left(deadline)
-    response = session.post(
-        url,
-        data=body,
-        headers=dict(headers),
-        timeout=(min(config.connect_timeout_s, left), min(config.read_timeout_s, left)),
-        allow_redirects=False,
+    prepared = requests.Request("POST", url, data=body, headers=dict(headers)).prepare()
+    response = adapter.send(
+        prepared,
         stream=True,
+        timeout=(min(config.connect_timeout_s, left), min(config.read_timeout_s, left)),
         verify=config.verify,
+        proxies={},
     )
+    reusable = False
     try:
         # The status is the answer; a body that does not arrive by the deadline is cut short.
         raw = response.raw.read(config.excerpt_bytes, decode_content=True) or b""
+        rest = response.raw.read(_DRAIN_BYTES, decode_content=False) or b""
+        reusable = len(rest) < _DRAIN_BYTES
     except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError):
         raw = b""
     finally:
-        response.close()
+        if reusable:
+            response.raw.release_conn()
+        else:
+            response.close()
     return response.status_code, raw.decode("utf-8", "replace"), response.headers.get("Retry-After")
 
 
@@ -168,6 +222,8 @@ def attempt_delivery(
     allow: AllowList,
     config: DeliveryConfig | None = None,
     resolver: Resolver = system_resolver,
+    transports: Transports | None = None,
+    endpoint_id: str = "",
 ) -> AttemptRecord:
     """POST ``body`` with ``headers`` to ``url`` once (plus short connect retries).
 
@@ -178,6 +234,9 @@ def attempt_delivery(
         allow: Destinations that may be private or plain http.
         config: Timeouts and limits.
         resolver: Name resolution (tests pass a fixed map).
+        transports: Kept-alive connections per endpoint (``None``: a connection of its own,
+            closed after the attempt).
+        endpoint_id: Whose connections to use from ``transports``.
     """
     cfg = config or DeliveryConfig()
     started_ms = time.time_ns() // 1_000_000
@@ -202,36 +261,40 @@ def attempt_delivery(
         "Host": host_header,
     }
     tries = 0
-    with requests.Session() as session:
-        session.trust_env = False
-        session.mount(
-            f"{resolved.destination.scheme}://", PinnedAdapter(resolved.destination.host, deadline)
-        )
-        retrying = Retrying(
-            retry=retry_if_exception(_connect_failed),
-            stop=stop_after_attempt(max(1, cfg.transport_attempts)),
-            wait=wait_exponential(multiplier=0.05, max=cfg.transport_wait_max_s),
-            reraise=True,
-        )
-        try:
+    destination = resolved.destination
+    own = transports is None
+    adapter = (
+        PinnedAdapter(destination.host)
+        if transports is None
+        else transports.adapter(endpoint_id, destination.scheme, destination.host)
+    )
+    retrying = Retrying(
+        retry=retry_if_exception(_connect_failed),
+        stop=stop_after_attempt(max(1, cfg.transport_attempts)),
+        wait=wait_exponential(multiplier=0.05, max=cfg.transport_wait_max_s),
+        reraise=True,
+    )
+    try:
+        with request_deadline(deadline):
             for attempt in retrying:
                 with attempt:
                     tries += 1
-                    status, excerpt, retry_after = _post(
-                        session, target, body, all_headers, cfg, deadline
-                    )
-        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            if time.monotonic() >= deadline:
-                error = f"deadline of {cfg.total_timeout_s:g} s exceeded ({error})"
-            return AttemptRecord(
-                started_ms,
-                elapsed(),
-                None,
-                error=error[:500],
-                address=resolved.address,
-                transport_tries=tries,
-            )
+                    status, excerpt, retry_after = _post(adapter, target, body, all_headers, cfg, deadline)
+    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        if time.monotonic() >= deadline:
+            error = f"deadline of {cfg.total_timeout_s:g} s exceeded ({error})"
+        return AttemptRecord(
+            started_ms,
+            elapsed(),
+            None,
+            error=error[:500],
+            address=resolved.address,
+            transport_tries=tries,
+        )
+    finally:
+        if own:
+            adapter.close()
     return AttemptRecord(
         started_ms,
         elapsed(),

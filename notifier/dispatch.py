@@ -1,8 +1,8 @@
 """Handing due delivery rows to the broker, per endpoint only as many as it has room for.
 
-Used by the relay (``notifier.sweeper``), which polls for due rows, and by the deliver actor
-after each attempt, which hands the next due row of the same endpoint on at once, so a backlog
-to one endpoint flows at the endpoint's pace rather than the relay's poll interval.
+Used by the relay (``notifier.sweeper``), which polls for due rows. A run of the deliver actor
+(``notifier.actors``) leases its endpoint's next due row itself after each attempt, so a
+backlog to one endpoint flows at the endpoint's pace rather than the relay's poll interval.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import dramatiq
-from sqlalchemy import ColumnElement, Subquery, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, Subquery, and_, case, distinct, func, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from infra.db.models.webhooks import WebhookDelivery
@@ -40,15 +40,11 @@ def _being_sent(row: Any, at: datetime) -> ColumnElement[bool]:
 
 
 def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
-    """SQL condition on a ``webhook_deliveries`` row (the actor's claim): fewer than ``cap``
-    deliveries of its endpoint are being sent at ``at``.
-
-    Only leases count here, not dispatched rows as in :func:`_occupied`: the row being
-    claimed is itself one of those, handed on by :func:`dispatch_due` within the room.
-    """
+    """SQL condition on a ``webhook_deliveries`` row (a claim): fewer than ``cap`` runs are
+    sending to its endpoint at ``at`` (a run's leased rows share its token)."""
     other = aliased(WebhookDelivery)
     sending = (
-        select(func.count())
+        select(func.count(distinct(other.sending_token)))
         .select_from(other)
         .where(other.endpoint_id == WebhookDelivery.endpoint_id, _being_sent(other, at))
         .scalar_subquery()
@@ -57,22 +53,22 @@ def endpoint_has_room(at: datetime, cap: int) -> ColumnElement[bool]:
 
 
 def _occupied(at: datetime, endpoint_id: str | None) -> Subquery:
-    """Per endpoint (``endpoint_id`` only, if given), the slots taken at ``at``: deliveries
-    being sent and due ones already handed to the broker (their message will claim a slot or
-    give the row back)."""
+    """Per endpoint (``endpoint_id`` only, if given), the slots taken at ``at``: runs sending
+    (the rows a run leased share its token) and due rows already handed to the broker (their
+    message will start a run or give the row back)."""
     handed_on = and_(
         WebhookDelivery.status == DeliveryState.PENDING.value,
         WebhookDelivery.dispatched_until >= at,
         WebhookDelivery.next_attempt_at <= at,
     )
-    query = select(WebhookDelivery.endpoint_id.label("endpoint_id"), func.count().label("taken"))
+    sending = _being_sent(WebhookDelivery, at)
+    taken = func.count(distinct(case((sending, WebhookDelivery.sending_token)))) + func.count(
+        case((handed_on, 1))
+    )
+    query = select(WebhookDelivery.endpoint_id.label("endpoint_id"), taken.label("taken"))
     if endpoint_id is not None:
         query = query.where(WebhookDelivery.endpoint_id == endpoint_id)
-    return (
-        query.where(or_(_being_sent(WebhookDelivery, at), handed_on))
-        .group_by(WebhookDelivery.endpoint_id)
-        .subquery()
-    )
+    return query.where(or_(sending, handed_on)).group_by(WebhookDelivery.endpoint_id).subquery()
 
 
 def dispatch_due(
@@ -120,14 +116,24 @@ def dispatch_due(
     ids = list(
         session.scalars(select(due.c.id).where(due.c.slot <= per_endpoint).order_by(due.c.due).limit(limit))
     )
-    if ids:
-        session.execute(
-            update(WebhookDelivery)
-            .where(WebhookDelivery.id.in_(ids))
-            .values(dispatched_until=at + grace)
-            .execution_options(synchronize_session=False)
-        )
-    return ids
+    if not ids:
+        return []
+    # Rows another transaction holds (an attempt being recorded, a run leasing its next row)
+    # are skipped rather than waited for: this UPDATE never waits on a row lock, so it cannot
+    # take part in a deadlock whatever order the others lock in.
+    free = (
+        select(WebhookDelivery.id)
+        .where(WebhookDelivery.id.in_(ids), *conditions)
+        .with_for_update(skip_locked=True)
+    )
+    marked = session.scalars(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(free.scalar_subquery()))
+        .values(dispatched_until=at + grace)
+        .returning(WebhookDelivery.id)
+        .execution_options(synchronize_session=False)
+    )
+    return list(marked)
 
 
 def sender(broker: dramatiq.Broker, ids: list[str]) -> Callable[[], None]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from infra.authproxy.keys import ensure_key_file
+from infra.authproxy.keys import published_public_key
 from infra.bootstrap import bootstrap
 from infra.db import migrate
 from infra.identity.root import KEY_FILE, ensure_root
@@ -41,8 +41,10 @@ EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
 
 
 def _register_extra_commands() -> None:
-    from walletd import dashboard, health, keys, webhooks
+    from walletd import audit, dashboard, health, keys, operator, webhooks
 
+    EXTRA_COMMANDS.setdefault("audit", audit.COMMAND)
+    EXTRA_COMMANDS.setdefault("operator", operator.COMMAND)
     EXTRA_COMMANDS.setdefault("dashboard-link", dashboard.COMMAND)
     EXTRA_COMMANDS.setdefault("health", health.COMMAND)
     EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
@@ -59,6 +61,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["data_dir"] = args.data_dir
         if "WALLETD_MASTER_KEY_FILE" not in os.environ:
             changes["master_key_file"] = str(os.path.join(args.data_dir, "master-keys.json"))
+    if getattr(args, "command", "") != "up":
+        changes["seal_default"] = "shamir"  # production: only `walletd up` defaults to static
     if getattr(args, "port", None):
         changes["port"] = args.port
     if getattr(args, "host", None):
@@ -119,7 +123,9 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     services = bootstrap(settings, "cli")
     path = ensure_root(services.uow, services.settings)
     print(f"root API key written to {path}" if path else "an organization exists already")
-    print(f"auth proxy public key: {ensure_key_file(settings)}")
+    public = published_public_key(settings)
+    print(f"auth proxy public key: {public}" if public else
+          "no sealed keyring yet: run `walletd operator init` (docs/CUSTODY.md)")
     return 0
 
 
@@ -128,6 +134,8 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
     from authproxy.app import create_app as create_proxy_app
+    from infra.authproxy.keys import ProxyKey
+    from infra.seal.wiring import seal_of, seal_statuses
     from ingress.app import create_app
     from walletd.processes import declare_all, start_workers
 
@@ -135,14 +143,15 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     migrate.upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
     created = ensure_root(services.uow, services.settings)
-    ensure_key_file(settings)
     key_file = settings.data_dir / KEY_FILE
     print(("created root organization; " if created else "") + f"root API key: {key_file}",
           flush=True)
     declare_all(services)
     stop = threading.Event()
     worker = start_workers(services, set(queues.ALL), None, stop)
-    app = create_app(bootstrap(settings, "ingress", broker=services.broker))
+    app = create_app(bootstrap(settings, "ingress", broker=services.broker),
+                     seal_statuses=lambda: seal_statuses(services))
+    proxy_key = ProxyKey.load(settings, state=seal_of(services))
 
     class Server(ThreadingMixIn, WSGIServer):
         daemon_threads = True
@@ -155,7 +164,8 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     httpd = make_server(settings.host, settings.port, app, server_class=Server,
                         handler_class=QuietHandler)
     proxyd = make_server(settings.host, settings.effective_auth_proxy_port,
-                         create_proxy_app(settings), server_class=Server, handler_class=QuietHandler)
+                         create_proxy_app(settings, proxy_key=proxy_key), server_class=Server,
+                         handler_class=QuietHandler)
     print(f"walletd listening on {settings.effective_base_url}", flush=True)
     print(f"auth proxy listening on {settings.effective_auth_proxy_url}", flush=True)
     print(f"dashboard: {settings.effective_base_url}/dashboard", flush=True)
@@ -211,7 +221,9 @@ def cmd_auth_proxy(args: argparse.Namespace, settings: Settings) -> int:
 
     from authproxy.app import create_app
 
-    print(f"auth proxy public key: {ensure_key_file(settings)}", flush=True)
+    public = published_public_key(settings)
+    print(f"auth proxy public key: {public}" if public else
+          "no sealed keyring yet: run `walletd operator init` (docs/CUSTODY.md)", flush=True)
     if args.init_key:
         return 0
 
@@ -255,8 +267,9 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
                  for i in range(count)]
         for p in procs:
             p.start()
-        probe = _probe(bootstrap(settings, "ingress", label="worker-probe"),
-                       lambda: all(p.is_alive() for p in procs))
+        probe_services = bootstrap(settings, "ingress", label="worker-probe")
+        probe = _probe(probe_services, lambda: all(p.is_alive() for p in procs),
+                       _children_seal(settings, procs))
         try:
             _wait_for_signal()
         finally:
@@ -271,10 +284,28 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         multiprocess.forget_dir(metrics_dir)
 
 
-def _probe(services: Services, alive: Callable[[], bool]) -> Any:
+def _children_seal(settings: Settings, procs: list[Any]) -> Callable[[], list[dict[str, Any]]]:
+    """The seal statuses of this supervisor's worker processes, through their admin sockets
+    (a child that does not answer counts as sealed)."""
+    from infra.seal.admin import call_all
+    from infra.seal.wiring import seal_config
+
+    directory = seal_config(settings).socket_dir
+
+    def statuses() -> list[dict[str, Any]]:
+        answers = {int(a["status"]["pid"]): a["status"] for a in call_all(directory, {"op": "status"})
+                   if a.get("ok") and "pid" in a.get("status", {})}
+        return [answers.get(p.pid) or {"sealed": True, "pid": p.pid, "reason": "not answering"}
+                for p in procs]
+
+    return statuses
+
+
+def _probe(services: Services, alive: Callable[[], bool],
+           seal_statuses: Callable[[], list[dict[str, Any]]] | None = None) -> Any:
     from walletd import probe
 
-    return probe.serve(services, alive)
+    return probe.serve(services, alive, seal_statuses)
 
 
 def _worker_process(settings: Settings, names: set[str], threads: int | None, sweep: bool,
@@ -332,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     prx.add_argument("--workers", type=int)
     prx.add_argument("--threads", type=int)
     prx.add_argument("--init-key", action="store_true",
-                     help="create the proxy key file if missing, print its public half, exit")
+                     help="print the proxy key's public half (made by `walletd operator init`), exit")
     prx.set_defaults(run=cmd_auth_proxy)
     wrk = sub.add_parser("worker", help="dramatiq worker processes")
     wrk.add_argument("--queues", help=f"comma-separated, default all: {','.join(queues.ALL)}")

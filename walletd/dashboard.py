@@ -1,8 +1,9 @@
 """``walletd dashboard-link``: a one-time sign-in link to the dashboard for the root user.
 
-    walletd dashboard-link [--key-file root-api-key.json] [--minutes 15]
+    walletd dashboard-link [--key-file root-api-key.json] [--minutes 15] [--user-id ID]
 
-Made with the root key file: a fresh P-256 API key of the root user, expiring after
+Made with the root key file: a fresh P-256 API key of the root user (or, with ``--user-id``,
+of another user of the root organization, e.g. an approver), expiring after
 ``--minutes``, is created over the public API (``create_api_keys``, stamped with the root
 key); its private half travels in the link's fragment (``#link=…``), which browsers never
 send to a server. The page makes its own P-256 session key with WebCrypto, registers it
@@ -36,6 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key-file", help=f"the root key file (default: <data dir>/{KEY_FILE})")
     parser.add_argument("--data-dir")
     parser.add_argument("--minutes", type=int, default=15, help="how long the link works")
+    parser.add_argument("--user-id", help="sign in as this user of the organization (default: root)")
 
 
 def make_link(record: dict[str, Any], base_url: str, minutes: int) -> str:
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"no root key file at {path}; pass --key-file", file=sys.stderr)
         return 2
     record = json.loads(path.read_text())
+    if args.user_id:
+        record = {**record, "userId": args.user_id}
     base_url = (settings.base_url or record.get("baseUrl") or settings.effective_base_url).rstrip("/")
     print(make_link(record, base_url, args.minutes))
     print(f"(works once, for {args.minutes} minutes)", file=sys.stderr)

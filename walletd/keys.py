@@ -12,27 +12,29 @@
     walletd keys service-retire PURPOSE VERSION
                                    delete an older version (what it signed stops verifying)
 
-Running workers pick up a new version on their own (an unknown version makes them re-read
-the key ring file). Only this command and worker processes ever read the key ring.
+The master keys live in the sealed keyring (docs/CUSTODY.md): this command unseals its own
+copy (an auto seal by itself; shamir reads a quorum of shares from the terminal or stdin).
+Running workers pick up a new version on their own (they re-read the sealed keyring when it
+changes). Only this command and worker processes ever open the key ring.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
+from typing import Any
 
-from infra.bootstrap import bootstrap
-from infra.crypto.keyring import (
-    KeyringUnavailable,
-    load_keyring_file,
-    retire_keyring_version,
-    rotate_keyring_file,
-)
-from infra.errors import InvalidRequest
+from infra.audit import leaves as audit
+from infra.crypto.keyring import KeyringUnavailable
+from infra.errors import InvalidRequest, Unavailable
+from infra.seal.state import SealState
+from infra.seal.wiring import seal_of
 from infra.sessions.service_keys import PURPOSES, public_versions, retire_version
 from infra.settings import Settings
 from infra.wallets.custody import rewrap_all, versions_in_use
 from infra.worker_services import custody_of, service_keys
+from walletd.operator import cli_services
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,52 +55,53 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Dispatch ``walletd keys <command>``."""
-    path = settings.master_key_file
-    if not path:
-        print("no master key file configured (WALLETD_MASTER_KEY_FILE)", file=sys.stderr)
-        return 2
     try:
+        services = cli_services(settings)
         if args.keys_command == "rotate":
-            return _rotate(settings, path)
+            return _rotate(services)
         if args.keys_command == "rewrap":
-            return _rewrap(settings)
+            return _rewrap(services)
         if args.keys_command == "status":
-            return _status(settings, path)
+            return _status(services)
         if args.keys_command == "service-rotate":
-            return _service_rotate(settings, args.purpose)
+            return _service_rotate(services, args.purpose)
         if args.keys_command == "service-retire":
-            return _service_retire(settings, args.purpose, args.version)
-        return _retire(settings, path, args.version)
-    except (KeyringUnavailable, InvalidRequest) as err:
+            return _service_retire(services, args.purpose, args.version)
+        return _retire(services, args.version)
+    except (KeyringUnavailable, InvalidRequest, Unavailable) as err:
         print(err.message, file=sys.stderr)
         return 1
 
 
-def _rewrap_rows(settings: Settings) -> tuple[int, int]:
-    services = bootstrap(settings, "cli")
+def _rewrap_rows(services: Any, event: str) -> tuple[int, int]:
     custody = custody_of(services)
     with services.uow() as uow:
         changed = rewrap_all(uow.session, custody)
+        audit.record_key_event(uow.session, event, {"masterKeyVersion": custody.keyring.current,
+                                                    "rowsRewrapped": changed})
         uow.commit()
     return custody.keyring.current, changed
 
 
-def _rotate(settings: Settings, path: str) -> int:
-    rotate_keyring_file(path)
-    current, changed = _rewrap_rows(settings)
+def _seal(services: Any) -> SealState:
+    return seal_of(services)
+
+
+def _rotate(services: Any) -> int:
+    _seal(services).update(lambda c: replace(c, master=c.master.with_new_version()))
+    current, changed = _rewrap_rows(services, "MASTER_KEY_ROTATED")
     print(f"master key version {current} is current; rewrapped {changed} data keys")
     return 0
 
 
-def _rewrap(settings: Settings) -> int:
-    current, changed = _rewrap_rows(settings)
+def _rewrap(services: Any) -> int:
+    current, changed = _rewrap_rows(services, "MASTER_KEY_REWRAPPED")
     print(f"rewrapped {changed} data keys under master key version {current}")
     return 0
 
 
-def _status(settings: Settings, path: str) -> int:
-    keyring = load_keyring_file(path)
-    services = bootstrap(settings, "cli")
+def _status(services: Any) -> int:
+    keyring = custody_of(services).keyring
     with services.uow() as uow:
         usage = versions_in_use(uow.session)
     for version in sorted(keyring.keys):
@@ -114,8 +117,7 @@ def _status(settings: Settings, path: str) -> int:
     return 0
 
 
-def _service_rotate(settings: Settings, purpose: str) -> int:
-    services = bootstrap(settings, "cli")
+def _service_rotate(services: Any, purpose: str) -> int:
     with services.uow() as uow:
         version = service_keys(services).add_version(uow.session, purpose)
     print(f"service key {purpose} version {version} is current; older versions keep verifying "
@@ -123,23 +125,21 @@ def _service_rotate(settings: Settings, purpose: str) -> int:
     return 0
 
 
-def _service_retire(settings: Settings, purpose: str, version: int) -> int:
-    services = bootstrap(settings, "cli")
+def _service_retire(services: Any, purpose: str, version: int) -> int:
     with services.uow() as uow:
         retire_version(uow.session, purpose, version)
     print(f"service key {purpose} version {version} is retired")
     return 0
 
 
-def _retire(settings: Settings, path: str, version: int) -> int:
-    services = bootstrap(settings, "cli")
+def _retire(services: Any, version: int) -> int:
     with services.uow() as uow:
         used = versions_in_use(uow.session).get(version, 0)
     if used:
         print(f"version {version} still wraps {used} rows; run `walletd keys rotate` first",
               file=sys.stderr)
         return 1
-    retire_keyring_version(path, version)
+    _seal(services).update(lambda c: replace(c, master=c.master.with_retired(version)))
     print(f"master key version {version} is retired")
     return 0
 

@@ -40,12 +40,13 @@ class WorkerHealth:
                       "details": []}
 
 
-def app(services: Services, alive: Callable[[], bool]) -> falcon.App:
+def app(services: Services, alive: Callable[[], bool],
+        seal_statuses: Callable[[], list[dict[str, Any]]] | None = None) -> falcon.App:
     """The probe's WSGI app."""
     probe = falcon.App()
     probe.add_route("/metrics", MetricsResource(services))
     probe.add_route("/health", WorkerHealth(alive))
-    probe.add_route("/ready", ReadyResource(services))
+    probe.add_route("/ready", ReadyResource(services, seal_statuses))
     return probe
 
 
@@ -59,14 +60,15 @@ class _QuietHandler(WSGIRequestHandler):
         log.debug(format, *args)
 
 
-def serve(services: Services, alive: Callable[[], bool]) -> WSGIServer | None:
+def serve(services: Services, alive: Callable[[], bool],
+          seal_statuses: Callable[[], list[dict[str, Any]]] | None = None) -> WSGIServer | None:
     """Serve the probe on ``settings.host:settings.metrics_port`` in a daemon thread (none
     when the port is 0). Stop it with ``shutdown()``."""
     port = services.settings.metrics_port
     if not port:
         return None
-    server = make_server(services.settings.host, port, app(services, alive), server_class=_Server,
-                         handler_class=_QuietHandler)
+    server = make_server(services.settings.host, port, app(services, alive, seal_statuses),
+                         server_class=_Server, handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name="walletd-probe", daemon=True).start()
     log.info("metrics and health on http://%s:%d", services.settings.host, port)
     return server

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+from collections.abc import Callable
 
 import dramatiq
 from dramatiq import Worker
@@ -14,7 +15,11 @@ import consensus.sweeper
 import workers.actors
 from infra.broadcast import tracker
 from infra.messaging import queues
+from infra.seal.state import SealState
+from infra.seal.wiring import current_seal
 from infra.services import Services
+
+log = logging.getLogger(__name__)
 
 #: Optional service packages whose ``actors.declare(services)`` exists once built.
 OPTIONAL_ACTOR_MODULES = ("notifier.actors",)
@@ -49,11 +54,22 @@ class Workers:
 
     def __init__(self, workers: dict[str, Worker]) -> None:
         self.by_queue = workers
+        self._lock = threading.Lock()
 
     def alive(self) -> bool:
         """Every pool's threads are running (a liveness check)."""
-        return all(thread.is_alive() for worker in self.by_queue.values()
+        with self._lock:
+            running = list(self.by_queue.values())
+        return all(thread.is_alive() for worker in running
                    for thread in [*worker.workers, *worker.consumers.values()])
+
+    def add(self, name: str, worker: Worker) -> None:
+        with self._lock:
+            self.by_queue[name] = worker
+
+    def remove(self, name: str) -> Worker | None:
+        with self._lock:
+            return self.by_queue.pop(name, None)
 
     def stop(self, timeout: int = 600_000) -> None:
         """Stop every worker at once; each lets its in-flight messages finish within ``timeout``
@@ -62,8 +78,10 @@ class Workers:
         In parallel: a dramatiq worker's threads notice the stop within its idle timeout, so
         stopping the pools one after another took that long per pool.
         """
+        with self._lock:
+            running = dict(self.by_queue)
         stopping = [threading.Thread(target=worker.stop, args=(timeout,), name=f"stop-{name}")
-                    for name, worker in self.by_queue.items()]
+                    for name, worker in running.items()]
         for thread in stopping:
             thread.start()
         for thread in stopping:
@@ -101,11 +119,21 @@ def start_workers(services: Services, queue_names: set[str], threads: int | None
     """
     workers: dict[str, Worker] = {}
     _expect_one_pool_per_queue(services.broker)
-    for name in sorted(queue_names):
+    seal = current_seal(services)
+    gated = {q for q in queue_names if q in KEY_QUEUES} if seal is not None else set()
+
+    def build(name: str) -> Worker:
         count = threads or services.settings.threads_for(name)
-        workers[name] = Worker(services.broker, queues={name}, worker_threads=count,
-                               worker_timeout=IDLE_WAKEUP_MS)
-        workers[name].start()
+        worker = Worker(services.broker, queues={name}, worker_threads=count,
+                        worker_timeout=IDLE_WAKEUP_MS)
+        worker.start()
+        return worker
+
+    for name in sorted(queue_names - gated):
+        workers[name] = build(name)
+    pools = Workers(workers)
+    if seal is not None and gated:
+        _gate(seal, pools, gated, build, services.settings.shutdown_timeout_s * 1000)
     if sweep and queues.CONSENSUS in queue_names:
         consensus.sweeper.start(services, stop)
     if sweep and queues.SIGNING in queue_names:
@@ -120,4 +148,36 @@ def start_workers(services: Services, queue_names: set[str], threads: int | None
                     raise
                 continue
             module.start(services, stop)
-    return Workers(workers)
+    return pools
+
+
+#: Queues whose messages need a key: not consumed while the process is sealed (the messages
+#: wait in the broker; their activities stay PENDING and complete once unsealed).
+KEY_QUEUES = frozenset({queues.SIGNING, queues.ACCOUNTS, queues.NOTIFICATIONS})
+
+
+def _gate(seal: SealState, pools: Workers, gated: set[str], build: Callable[[str], Worker],
+          timeout_ms: int) -> None:
+    """Consume ``gated`` queues only while ``seal`` is unsealed."""
+    lock = threading.Lock()
+
+    def apply(sealed: bool) -> None:
+        with lock:
+            if not sealed:
+                for name in sorted(gated):
+                    if name not in pools.by_queue:
+                        pools.add(name, build(name))
+                log.info("unsealed: consuming %s", ", ".join(sorted(gated)))
+                return
+            stopping = [w for w in (pools.remove(n) for n in sorted(gated)) if w is not None]
+        log.warning("sealed: no longer consuming %s", ", ".join(sorted(gated)))
+        for worker in stopping:  # in-flight messages finish; the rest wait in the broker
+            threading.Thread(target=worker.stop, args=(timeout_ms,), daemon=True).start()
+
+    seal.listeners.append(lambda sealed: threading.Thread(
+        target=apply, args=(sealed,), name="walletd-seal-gate", daemon=True).start())
+    if seal.sealed:
+        log.warning("sealed (%s): not consuming %s until unsealed", seal.reason,
+                    ", ".join(sorted(gated)))
+    else:
+        apply(False)

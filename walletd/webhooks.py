@@ -26,9 +26,11 @@ from sqlalchemy import func, select
 from infra.bootstrap import Services, bootstrap
 from infra.clock import now_ms
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from infra.seal.holders import rotate_webhook_keys
 from infra.settings import Settings
 from infra.webhooks import keystore
 from infra.webhooks.replay import replay_failed
+from walletd.operator import unsealed
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -69,8 +71,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(delivery_id)
         return 0
     if args.webhooks_command == "rotate-key":
-        path = keystore.keyring_path(settings.data_dir)
-        ring = keystore.rotate_file(path, now_ms=now_ms(), overlap_ms=int(args.overlap_hours * 3_600_000))
+        ring = rotate_webhook_keys(unsealed(services), now_ms=now_ms(),
+                                   overlap_ms=int(args.overlap_hours * 3_600_000))
         with services.uow() as uow:
             keystore.publish(uow.session, ring)
             uow.commit()

@@ -6,18 +6,19 @@ private half never rests in the clear: the worker that creates it seals it with 
 proxy key, and only the proxy process, which holds the proxy key, opens it, for the one
 request it signs.
 
-The proxy key lives in ``WALLETD_AUTH_PROXY_KEY_FILE`` (default
-``<data dir>/auth-proxy-key.json``, mode 0600): ``{"privateKey": hex, "publicKey": hex}``.
-Processes that only seal or verify (workers, the API) read ``publicKey`` from that file or
-take ``WALLETD_AUTH_PROXY_PUBLIC_KEY`` (uncompressed hex), so a production API host needs
-no copy of the private half.
+The proxy key lives in the sealed keyring (:mod:`infra.seal`), created with it; the proxy
+process unseals its own copy (auto-unseal types at start, shamir through ``walletd operator
+unseal``). Its public half is in the keyring file's clear ``public`` section, so processes
+that only seal or verify (workers, the API) read it there or take
+``WALLETD_AUTH_PROXY_PUBLIC_KEY`` (uncompressed hex). Older deployments' plaintext
+``auth-proxy-key.json`` (``WALLETD_AUTH_PROXY_KEY_FILE``) is imported by the seal.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,52 +29,51 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from infra.crypto import hpke
 from infra.crypto.bundles import encrypt_to_bundle, open_encrypted_bundle
 from infra.errors import Unavailable
+from infra.seal import sealed_file
+from infra.seal.admin import AdminSocket
+from infra.seal.state import SealState
+from infra.seal.wiring import build_state
 from infra.settings import Settings
 
 SCHEME = "SIGNATURE_SCHEME_TK_API_P256"
 
 
 def key_file(settings: Settings) -> Path:
-    """Where the proxy key lives."""
+    """Where older deployments kept the proxy key in clear (imported by the seal)."""
     return Path(settings.auth_proxy_key_file) if settings.auth_proxy_key_file else (
         settings.data_dir / "auth-proxy-key.json")
 
 
-def ensure_key_file(settings: Settings) -> str:
-    """Create the proxy key file when missing; return its public half (uncompressed hex)."""
+def published_public_key(settings: Settings) -> str | None:
+    """The proxy key's public half (uncompressed hex) if the deployment has one yet."""
+    if settings.auth_proxy_public_key:
+        return hpke.uncompressed(hpke.load_public_key(settings.auth_proxy_public_key)).hex()
+    try:
+        sealed = sealed_file.read(settings.effective_keyring_file)
+    except Unavailable:
+        sealed = None
+    if sealed is not None and sealed.public.get("auth_proxy_public_key"):
+        return sealed.public["auth_proxy_public_key"]
     path = key_file(settings)
-    if path.exists():
-        return _read(path)["publicKey"]
-    private = hpke.generate_private_key()
-    record = {"privateKey": hpke.private_key_to_bytes(private).hex(),
-              "publicKey": hpke.uncompressed(private.public_key()).hex()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(record, indent=2) + "\n")
-    return record["publicKey"]
-
-
-def _read(path: Path) -> dict[str, str]:
-    data = json.loads(path.read_text())
-    if not isinstance(data, dict) or not isinstance(data.get("publicKey"), str):
-        raise Unavailable(f"the auth proxy key file {path} is not valid; delete it and restart")
-    return data
+    if path.exists():  # not imported into the seal yet
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and isinstance(data.get("publicKey"), str):
+            return str(data["publicKey"])
+    return None
 
 
 def public_key(settings: Settings) -> str:
     """The proxy key's public half (uncompressed hex).
 
     Raises:
-        Unavailable: neither ``WALLETD_AUTH_PROXY_PUBLIC_KEY`` nor a key file is there.
+        Unavailable: neither ``WALLETD_AUTH_PROXY_PUBLIC_KEY`` nor a sealed keyring is there.
     """
-    if settings.auth_proxy_public_key:
-        return hpke.uncompressed(hpke.load_public_key(settings.auth_proxy_public_key)).hex()
-    path = key_file(settings)
-    if not path.exists():
-        raise Unavailable("the auth proxy key is not configured: start `walletd auth-proxy` once "
-                          "(it creates the key file) or set WALLETD_AUTH_PROXY_PUBLIC_KEY")
-    return _read(path)["publicKey"]
+    public = published_public_key(settings)
+    if public is None:
+        raise Unavailable("the auth proxy key is not configured: initialise the seal "
+                          "(`walletd operator init`, or start `walletd up` once) or set "
+                          "WALLETD_AUTH_PROXY_PUBLIC_KEY")
+    return public
 
 
 def compressed_public_key(settings: Settings) -> str:
@@ -82,27 +82,55 @@ def compressed_public_key(settings: Settings) -> str:
 
 
 class ProxyKey:
-    """The proxy key's private half, held by the proxy process only."""
+    """The proxy key's private half, held by the proxy process only, from its seal."""
 
-    def __init__(self, private: ec.EllipticCurvePrivateKey) -> None:
+    def __init__(self, private: ec.EllipticCurvePrivateKey | None = None,
+                 state: SealState | None = None) -> None:
         self._private = private
-        self.public_key = hpke.compressed(private.public_key()).hex()
+        self._state = state
+        self._source: dict[str, str] | None = None
+        self._admin: AdminSocket | None = None
 
     @classmethod
-    def load(cls, settings: Settings) -> ProxyKey:
-        """Load (creating it on first start) the key file."""
-        ensure_key_file(settings)
-        data = _read(key_file(settings))
-        return cls(hpke.private_key_from_bytes(bytes.fromhex(data["privateKey"])))
+    def load(cls, settings: Settings, state: SealState | None = None) -> ProxyKey:
+        """The proxy key of this process's seal (``walletd up`` passes its own; the proxy
+        process builds one, with its admin socket for ``walletd operator unseal``)."""
+        admin = None
+        if state is None:
+            state = build_state(settings, label="auth-proxy")
+            with contextlib.suppress(OSError):  # no socket: unsealed by auto seals only
+                admin = AdminSocket(state, state.config.socket_dir)
+            state.start()
+        key = cls(state=state)
+        key._admin = admin
+        return key
+
+    def private(self) -> ec.EllipticCurvePrivateKey:
+        """The private key (``Sealed`` while this process is sealed)."""
+        if self._state is None:
+            if self._private is None:
+                raise Unavailable("the auth proxy has no key")
+            return self._private
+        record = self._state.contents().auth_proxy
+        if record is not self._source or self._private is None:
+            if not record.get("privateKey"):
+                raise Unavailable("the sealed keyring holds no auth proxy key")
+            self._private = hpke.private_key_from_bytes(bytes.fromhex(record["privateKey"]))
+            self._source = record
+        return self._private
+
+    @property
+    def public_key(self) -> str:
+        return hpke.compressed(self.private().public_key()).hex()
 
     def stamp(self, body: bytes) -> str:
         """An ``X-Stamp`` value over ``body`` made with the proxy key."""
-        return stamp_with(self._private, body)
+        return stamp_with(self.private(), body)
 
     @contextmanager
     def api_key(self, sealed: str) -> Iterator[ec.EllipticCurvePrivateKey]:
         """The proxy user's API key, opened for the duration of the ``with`` block."""
-        raw = bytearray(open_encrypted_bundle(sealed, self._private))
+        raw = bytearray(open_encrypted_bundle(sealed, self.private()))
         try:
             yield hpke.private_key_from_bytes(bytes(raw))
         finally:

@@ -7,6 +7,7 @@ work before (or without) the actors being declared in this process.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import dramatiq
@@ -41,11 +42,23 @@ def build_broker(url: str, middleware: Sequence[Middleware] = ()) -> dramatiq.Br
 
 
 def ping(broker: dramatiq.Broker) -> None:
-    """Raise if the broker cannot be reached."""
+    """Raise if the broker cannot be reached.
+
+    RabbitMQ: a passive declaration of the consensus queue on this thread's connection. That
+    connection may be one RabbitMQ has since closed (a thread that sat idle misses heartbeats:
+    a ``BlockingConnection`` only answers them while it is used), which says nothing about
+    the broker now: it is dropped and the check is made once more on a fresh connection, and
+    only that answer counts.
+    """
     from dramatiq.brokers.rabbitmq import RabbitmqBroker
     from dramatiq.brokers.redis import RedisBroker
 
     if isinstance(broker, RabbitmqBroker):
-        broker.get_queue_message_counts(queues.CONSENSUS)
+        try:
+            broker.channel.queue_declare(queue=queues.CONSENSUS, durable=True, passive=True)
+        except Exception:
+            with contextlib.suppress(Exception):
+                del broker.connection  # closes it if it is still open; the next use reconnects
+            broker.channel.queue_declare(queue=queues.CONSENSUS, durable=True, passive=True)
     elif isinstance(broker, RedisBroker):
         broker.client.ping()

@@ -95,7 +95,7 @@ class StateCollector(Collector):
         self.services = services
 
     def collect(self) -> Iterable[Metric]:
-        for read in (self._queues, self._webhooks):
+        for read in (self._queues, self._webhooks, self._seal):
             try:
                 yield from read()
             except Exception as ex:  # a scrape never fails because a dependency is down
@@ -127,6 +127,25 @@ class StateCollector(Collector):
         for outcome, count in attempts:
             total.add_metric([outcome], count)
         yield total
+
+
+    def _seal(self) -> Iterator[Metric]:
+        from infra.seal.wiring import seal_statuses
+
+        statuses = seal_statuses(self.services)
+        if not statuses:
+            return
+        sealed = GaugeMetricFamily("walletd_sealed", "1 while a process of this role is sealed "
+                                   "(holds no root key; consumes no key-needing queue).",
+                                   labels=["pid", "type"])
+        progress = GaugeMetricFamily("walletd_seal_unseal_progress",
+                                     "Unseal shares entered towards the threshold.", labels=["pid"])
+        for status in statuses:
+            pid = str(status.get("pid", ""))
+            sealed.add_metric([pid, str(status.get("type", ""))], 1 if status.get("sealed") else 0)
+            progress.add_metric([pid], int(status.get("progress", 0)))
+        yield sealed
+        yield progress
 
 
 def queue_depth(broker: Any, queue_name: str) -> tuple[int, int]:

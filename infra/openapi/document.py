@@ -89,10 +89,13 @@ def served_document() -> dict[str, Any]:
         if others:
             operation["x-walletd-also-accepts"] = others
         paths[path] = item
-    for name in sorted(queries()):
+    for name, query in sorted(queries().items()):
         path = QUERY + name
         if path in source["paths"]:
             paths[path] = copy.deepcopy(source["paths"][path])
+        elif query.document is not None:  # walletd's own, described by its module
+            paths[path] = copy.deepcopy(query.document["path"])
+            definitions.update(copy.deepcopy(query.document["definitions"]))
         else:
             undocumented.append(path)
     used_tags = {t for item in paths.values() for op in item.values() for t in op.get("tags", ())}

@@ -22,6 +22,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
+from infra.audit import leaves as audit
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, OrganizationFeature, User
@@ -30,6 +31,7 @@ from infra.pipeline import engine, lifecycle
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.gates import OFF_VALUES, gating_feature
 from infra.pipeline.votes import (
+    APPROVED,
     approver_variables,
     ballots_of,
     credential_variables,
@@ -187,6 +189,10 @@ def _root_quorum(ballot: ClaimedActivity, organization_id: str) -> engine.RootQu
 
 def _store(session: Session, activity: Activity, votes: Sequence[Vote],
            decision: engine.PolicyVerdict) -> None:
+    evaluations = [{"policyId": o.policy_id, "outcome": o.outcome.value}
+                   for o in decision.policy_outcomes]
+    audit.note_decision(session, activity.id, decision.outcome.value, decision.reason,
+                        evaluations, (v.user_id for v in votes if v.selection == APPROVED))
     session.add(
         PolicyEvaluation(
             organization_id=activity.organization_id,
@@ -194,9 +200,7 @@ def _store(session: Session, activity: Activity, votes: Sequence[Vote],
             vote_id=votes[-1].id if votes else "",
             outcome=decision.outcome.value,
             reason=decision.reason,
-            evaluations=[
-                {"policyId": o.policy_id, "outcome": o.outcome.value} for o in decision.policy_outcomes
-            ],
+            evaluations=evaluations,
         )
     )
 

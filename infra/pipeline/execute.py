@@ -24,7 +24,7 @@ from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
 from infra.db.unit_of_work import UnitOfWork
-from infra.errors import Internal, PolicyDenied, WalletError
+from infra.errors import Internal, PolicyDenied, Sealed, WalletError
 from infra.pipeline import decide, engine, lifecycle
 from infra.services import Services
 
@@ -50,8 +50,10 @@ def is_transient(ex: BaseException) -> bool:
 
 
 def retry_when(retries: int, ex: BaseException) -> bool:
-    """The ``retry_when`` of every actor: transient database errors, at most ``MAX_RETRIES``."""
-    return is_transient(ex) and retries < MAX_RETRIES
+    """The ``retry_when`` of every actor: transient database errors and a sealed process (the
+    activity stays PENDING; the sweeper re-sends it after the retries), at most
+    ``MAX_RETRIES``."""
+    return (is_transient(ex) or isinstance(ex, Sealed)) and retries < MAX_RETRIES
 
 
 def run_activity(services: Services, activity_id: str) -> str | None:
@@ -67,6 +69,11 @@ def run_activity(services: Services, activity_id: str) -> str | None:
             status = _settle(services, uow, ballot)
             uow.commit()
             return status
+    except Sealed:
+        # Never reached by a sealed worker (it consumes no key-needing queue); a process
+        # sealed mid-flight leaves the activity PENDING and the message to be retried.
+        log.warning("activity %s (%s) waits: this process is sealed", activity_id, activity_type)
+        raise
     except WalletError as err:
         failure = err.to_wire()
     except Exception as ex:

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
+from infra.audit import leaves as audit
 from infra.clock import as_utc, now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.identity import Authenticator, UserTagAssignment
@@ -354,18 +355,18 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     stamp = next((v for v in activity_votes(session, ctx.activity.id) if v.user_id == voter), None)
     if stamp is None:
         raise FailedPrecondition("the vote request carries no stamp")
-    session.add(
-        Vote(
-            activity_id=target.id,
-            user_id=voter,
-            selection=selection,
-            message=stamp.message,
-            public_key=stamp.public_key,
-            signature=stamp.signature,
-            scheme=stamp.scheme,
-        )
+    vote = Vote(
+        activity_id=target.id,
+        user_id=voter,
+        selection=selection,
+        message=stamp.message,
+        public_key=stamp.public_key,
+        signature=stamp.signature,
+        scheme=stamp.scheme,
     )
+    session.add(vote)
     session.flush()
+    audit.record_vote(session, target, vote, ctx.activity.id)
     if selection == REJECTED:
         transition(ctx.uow, target, ACTIVITY_REJECTED)
     elif target.status == CONSENSUS_NEEDED:

@@ -38,9 +38,12 @@ class QuerySpec:
         sub_organization_credentials: A credential held by one of the organization's
             sub-organizations may stamp it and resolves to that sub-organization
             (PROTOCOL.md §1.4 downward resolution, e.g. ``whoami`` for the parent's id).
+        document: For walletd's own queries (not in Turnkey's swagger): ``{"path": <swagger
+            path item>, "definitions": {...}}`` served in the OpenAPI document.
     """
 
     path: str
     params: type[WireModel]
     run: Callable[[Any, QueryContext], dict[str, Any]]
     sub_organization_credentials: bool = False
+    document: dict[str, Any] | None = None

@@ -30,6 +30,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from infra.audit import leaves as audit
 from infra.crypto import hpke
 from infra.db.models.wallets import ServiceKey
 from infra.errors import Internal, InvalidRequest, Unavailable
@@ -167,6 +168,10 @@ class ServiceKeys:
         try:
             with session.begin_nested():
                 session.add(row)
+                audit.record_key_event(session, "SERVICE_KEY_ROTATED" if existing else
+                                       "SERVICE_KEY_CREATED",
+                                       {"purpose": purpose, "version": version,
+                                        "publicKey": row.public_key})
             session.commit()
         except IntegrityError:
             session.rollback()

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from sqlalchemy import or_, update
 from sqlalchemy.orm import Session
 
+from infra.audit import leaves as audit
 from infra.clock import as_utc
 from infra.crypto import hpke
 from infra.crypto.bundles import ServiceSigner, build_signed_bundle, open_encrypted_bundle
@@ -141,6 +142,7 @@ def _redact_issuing_result(session: Session, token_id: str) -> None:
         return
     activity.result = {key: {**body, "verificationToken": REDACTED}
                        for key, body in activity.result.items()}
+    audit.record_redaction(session, activity, "spent verification token")
 
 
 # --- client signatures (§7.4) ------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any, Final
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
+from infra.audit import boots
 from infra.clock import wire_timestamp
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import User
@@ -80,6 +81,8 @@ def _view(session: Session, activity: Activity, votes: list[Vote],
     }
     if activity.failure:
         view["failure"] = activity.failure
+    if boots.wants_proofs(activity):  # one more read, only for activities that asked
+        view["appProofs"] = boots.proofs_of(session, [activity.id]).get(activity.id, [])
     return view
 
 

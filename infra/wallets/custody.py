@@ -1,19 +1,16 @@
 """Key custody in worker processes: the master keyring, sealing rows, the bundle signer.
 
 Only worker-type processes (``worker``, ``embedded``, ``cli``) load custody (``infra.bootstrap``
-builds it into ``WorkerServices.custody``); the ingress role's settings carry no master-key location, so
-:func:`load_custody` refuses to run there. Every secret column is sealed with a data key of
-its own, bound to the row by its context (``wallet:<id>``, ``private_key:<id>``, …).
+builds it into ``WorkerServices.custody`` over the process's seal, :mod:`infra.seal`): while
+sealed, anything needing a key raises ``Sealed``. Every secret column is sealed with a data
+key of its own, bound to the row by its context (``wallet:<id>``, ``private_key:<id>``, …).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import select
@@ -38,7 +35,6 @@ from infra.errors import Internal
 log = logging.getLogger(__name__)
 
 SIGNER_NAME = "bundle-signer"
-RELOAD_CHECK_S = 1.0
 #: Tables with ``wrapped_key`` / ``ciphertext`` columns (a model outside wallets names its
 #: context with a ``SEALED_KIND`` class attribute): every table whose rows hold a sealed
 #: secret (``walletd keys rotate`` rewraps them all).
@@ -60,48 +56,30 @@ def row_context(row: Any) -> bytes:
 
 @dataclass
 class Custody:
-    """The master keyring of this process and what it seals/opens."""
+    """The master keyring of this process (from the seal) and what it seals/opens.
 
-    keyring_path: str
-    keyring: MasterKeyring
+    ``keys`` returns the current master keyring, or raises ``Sealed`` while the process
+    holds no root key; it re-reads the sealed keyring when another process changed it
+    (``infra.seal.holders.custody_of_seal``).
+    """
+
+    keys: Callable[[], MasterKeyring]
     session_factory: Any = None
+    on_change: Callable[[], None] | None = None
     _signer: ServiceSigner | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _mtime: float = 0.0
-    _checked: float = 0.0
 
-    def __post_init__(self) -> None:
-        self._mtime = self._file_mtime()
-        self._checked = time.monotonic()
-
-    def _file_mtime(self) -> float:
-        try:
-            return os.stat(self.keyring_path).st_mtime
-        except OSError:
-            return 0.0
+    @property
+    def keyring(self) -> MasterKeyring:
+        """The master keyring (``Sealed`` while sealed)."""
+        return self.keys()
 
     def reload(self) -> None:
-        """Re-read the keyring file (after ``walletd keys rotate`` in another process)."""
-        with self._lock:
-            self._mtime = self._file_mtime()
-            self.keyring = load_keyring_file(self.keyring_path)
-
-    def refresh(self) -> None:
-        """Reload when the file changed (checked at most once a second).
-
-        New data keys are then wrapped with the newest version even in a worker that started
-        before ``walletd keys rotate`` ran.
-        """
-        now = time.monotonic()
-        if now - self._checked < RELOAD_CHECK_S:
-            return
-        self._checked = now
-        if self._file_mtime() != self._mtime:
-            self.reload()
+        """Re-read the keyring now (a version unknown here may have just been added)."""
+        if self.on_change is not None:
+            self.on_change()
 
     def seal_row(self, row: Any, secret: bytes) -> None:
         """Seal ``secret`` into ``row.wrapped_key`` / ``row.ciphertext``."""
-        self.refresh()
         sealed = EnvelopeCipher(self.keyring).seal(secret, row_context(row))
         row.wrapped_key, row.ciphertext = sealed.wrapped_key, sealed.ciphertext
 
@@ -131,19 +109,24 @@ class Custody:
                 self._signer = ensure_signer(session, self)
         return self._signer
 
+    def forget_signer(self) -> None:
+        """Drop the signer held in memory (the process was sealed)."""
+        self._signer = None
+
 
 def load_custody(master_key_file: str) -> Custody:
-    """Load (creating on first start) the keyring at ``master_key_file``.
+    """Custody over a plaintext keyring file (tests of the envelope layer only; no process
+    of walletd keeps its master keys in such a file: see :mod:`infra.seal`).
 
     Raises:
-        KeyringUnavailable: when no location is configured (the ingress role) or the file
-            is unusable.
+        KeyringUnavailable: when no location is configured (the ingress role).
     """
     if not master_key_file:
         raise KeyringUnavailable(
             "this process has no master key location (the ingress role never loads keys)"
         )
-    return Custody(master_key_file, init_keyring_file(master_key_file))
+    init_keyring_file(master_key_file)
+    return Custody(lambda: load_keyring_file(master_key_file))
 
 
 def ensure_signer(session: Session, custody: Custody) -> ServiceSigner:

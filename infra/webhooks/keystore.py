@@ -1,8 +1,9 @@
 """Where the webhook signing keys live at run time.
 
-The private ring is a file under the data directory (``webhook-signing-keys.json``, created on
-first start, owner-only), read by notifier processes through :class:`KeyRingFile`, which
-reloads it when the file changes (after ``walletd webhooks rotate-key``). Only public keys go
+The private ring is part of the sealed keyring (:mod:`infra.seal`), read by notifier processes
+through ``infra.seal.holders.SealedKeyRing``, which follows ``walletd webhooks rotate-key``. The plaintext
+ring file of older deployments (``webhook-signing-keys.json``, :class:`KeyRingFile`) is only
+read to import it into the seal. Only public keys go
 to the database (``webhook_signing_keys``), from which any ingress serves the JWKS: the
 ingress never reads private key material.
 """

@@ -11,12 +11,15 @@ deadline (``time.monotonic``), so a peer that drips bytes cannot hold a request 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import http.client
 import io
 import math
 import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from requests.adapters import HTTPAdapter
@@ -24,6 +27,25 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from infra.webhooks.destinations import ResolvedDestination
+
+#: The deadline of the request this thread is making (``time.monotonic``), for connections
+#: kept alive across requests (:func:`request_deadline`); ``inf`` when none is set.
+_REQUEST_DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "walletd_request_deadline", default=math.inf)
+
+
+@contextlib.contextmanager
+def request_deadline(deadline: float) -> Iterator[None]:
+    """Bound every send and read of the requests made inside the block by ``deadline``.
+
+    A :class:`PinnedAdapter` built without a deadline of its own keeps its connections alive
+    across requests; each request's deadline comes from here, per thread.
+    """
+    token = _REQUEST_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _REQUEST_DEADLINE.reset(token)
 
 
 class DeadlineExceeded(socket.timeout):
@@ -74,10 +96,15 @@ class _DeadlineResponse(http.client.HTTPResponse):
 
 
 class _DeadlineConnectionMixin:
-    """Sends and response reads of a connection never run past ``attempt_deadline``."""
+    """Sends and response reads of a connection never run past ``attempt_deadline``: the
+    pool's fixed deadline or the current request's (:func:`request_deadline`), the earlier."""
 
-    attempt_deadline: float = math.inf
+    fixed_deadline: float = math.inf
     sock: socket.socket | None
+
+    @property
+    def attempt_deadline(self) -> float:
+        return min(self.fixed_deadline, _REQUEST_DEADLINE.get())
 
     def send(self, data: Any) -> None:
         left = time_left(self.attempt_deadline)
@@ -107,7 +134,7 @@ class _DeadlinePoolMixin:
 
     def _new_conn(self) -> Any:
         conn = super()._new_conn()  # type: ignore[misc]
-        conn.attempt_deadline = self.attempt_deadline
+        conn.fixed_deadline = self.attempt_deadline
         return conn
 
 
@@ -121,7 +148,13 @@ class _DeadlineHTTPSPool(_DeadlinePoolMixin, HTTPSConnectionPool):
 
 class PinnedAdapter(HTTPAdapter):
     """A transport adapter whose TLS checks use ``hostname`` while connecting to an address,
-    and whose connections stop sending and reading at ``deadline`` (``time.monotonic``)."""
+    and whose connections stop sending and reading at ``deadline`` (``time.monotonic``).
+
+    Without a ``deadline`` the adapter may serve many requests over kept-alive connections
+    (its pools are keyed by the address in the URL, so a connection only ever carries
+    requests to the address it was opened to); each request then runs inside
+    :func:`request_deadline`.
+    """
 
     def __init__(self, hostname: str, deadline: float = math.inf, **kwargs: Any) -> None:
         self._hostname = hostname

@@ -1,45 +1,17 @@
 // walletd dashboard: sign in (one-time link or passkey), then every change is an activity
 // stamped in this browser with the session key.
 import { Api, ApiError, post } from "./api.js";
+import { activitiesPage, activityPage, approvalsPage } from "./activities.js";
+import { overviewPage } from "./overview.js";
+import { policiesPage } from "./policies.js";
+import { settingsPage } from "./settings.js";
+import { usersPage } from "./users.js";
+import { walletsPage } from "./wallets.js";
 import { apiKeyStamp, fromB64url, importLinkKey, newSessionKey, passkeyStamp } from "./stamp.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $, h, pagedTable, short, statusBadge, toast, when } from "./ui.js";
 const METHODS = ["email", "sms", "passkey", "wallet", "google", "apple", "facebook", "x", "discord"];
 const PROXY_TYPES = ["INIT_OTP", "VERIFY_OTP", "OTP_LOGIN", "OAUTH_LOGIN", "OAUTH2_AUTHENTICATE",
   "CREATE_SUB_ORGANIZATION"];
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (v === true) el.setAttribute(k, "");
-    else if (v !== false && v != null) el.setAttribute(k, v);
-  }
-  for (const c of children.flat()) el.append(c instanceof Node ? c : document.createTextNode(String(c ?? "")));
-  return el;
-}
-
-function toast(message, kind = "ok") {
-  const el = h("div", { class: `toast ${kind}`, role: "status" }, message);
-  $("#toasts").append(el);
-  setTimeout(() => el.remove(), 6000);
-}
-
-function when(ts) {
-  if (!ts) return "";
-  const seconds = Number(ts.seconds || 0);
-  return new Date(seconds * 1000).toLocaleString();
-}
-
-function short(type) {
-  return String(type || "").replace("ACTIVITY_TYPE_", "").replace(/_V\d+$/, "").toLowerCase()
-    .replace(/_/g, " ");
-}
-
-function statusBadge(status) {
-  const s = String(status || "").replace("ACTIVITY_STATUS_", "");
-  return h("span", { class: `badge ${s.toLowerCase()}` }, s.replace("_", " ").toLowerCase());
-}
 
 // -- session storage (IndexedDB keeps the non-extractable key object) ----------------------
 const DB = "walletd-dashboard";
@@ -98,8 +70,8 @@ function signInView(error) {
     h("div", { class: "card narrow" },
       h("div", { class: "brand big" }, h("span", { class: "logo" }, "w"), "walletd"),
       h("h1", {}, "Sign in to the dashboard"),
-      h("p", { class: "muted" }, "Root users only. Use a one-time link from ",
-        h("code", {}, "walletd dashboard-link"), ", or your passkey."),
+      h("p", { class: "muted" }, "Use a one-time link from ",
+        h("code", {}, "walletd dashboard-link"), " (", h("code", {}, "--user-id"), " for another user), or your passkey."),
       error ? h("p", { class: "error", id: "signin-error" }, error) : "",
       h("label", {}, "Organization", org),
       h("button", { class: "primary", id: "passkey", onclick: async () => {
@@ -207,14 +179,13 @@ async function proxyPage(api, root) {
 }
 
 function activityTable(activities, id) {
-  if (!activities.length) return h("p", { class: "muted empty" }, "Nothing yet.");
-  return h("table", { id },
-    h("thead", {}, h("tr", {}, h("th", {}, "When"), h("th", {}, "Activity"), h("th", {}, "Status"),
-      h("th", {}, "Votes"))),
-    h("tbody", {}, activities.map((a) => h("tr", {},
-      h("td", {}, when(a.createdAt)), h("td", {}, short(a.type)), h("td", {}, statusBadge(a.status)),
-      h("td", {}, (a.votes || []).map((v) => h("span", { class: "vote" },
-        `${v.selection === "VOTE_SELECTION_APPROVED" ? "✓" : "✗"} ${(v.user && v.user.userName) || v.userId}`)))))));
+  return pagedTable([
+    { title: "When", cell: (a) => when(a.createdAt) },
+    { title: "Activity", cell: (a) => h("a", { href: `#/activity/${a.id}` }, short(a.type)) },
+    { title: "Status", cell: (a) => statusBadge(a.status) },
+    { title: "Votes", cell: (a) => (a.votes || []).map((v) => h("span", { class: "vote" },
+      `${v.selection === "VOTE_SELECTION_APPROVED" ? "✓" : "✗"} ${(v.user && v.user.userName) || v.userId}`)) },
+  ], activities, { id, caption: "Activities" });
 }
 
 async function proxyActivityPage(api, root) {
@@ -223,25 +194,6 @@ async function proxyActivityPage(api, root) {
   root.append(h("section", { class: "card" }, h("h2", {}, "Recent proxy activity"),
     h("p", { class: "muted" }, "Sign-ups, codes and logins the auth proxy forwarded."),
     activityTable(mine, "proxy-activity")));
-}
-
-async function activitiesPage(api, root) {
-  const list = (await api.query("list_activities", { paginationOptions: { limit: "100" } })).activities || [];
-  const vote = async (a, approve) => {
-    const { activity } = await api.submit(approve ? "approve_activity" : "reject_activity",
-      approve ? "ACTIVITY_TYPE_APPROVE_ACTIVITY" : "ACTIVITY_TYPE_REJECT_ACTIVITY",
-      { fingerprint: a.fingerprint });
-    toast(`${approve ? "Approved" : "Rejected"}: ${short(a.type)} (${activity.status.replace("ACTIVITY_STATUS_", "").toLowerCase()})`);
-    route();
-  };
-  const pending = list.filter((a) => a.status === "ACTIVITY_STATUS_CONSENSUS_NEEDED");
-  root.append(h("section", { class: "card" }, h("h2", {}, "Waiting for votes"),
-    pending.length ? h("ul", { class: "pending" }, pending.map((a) => h("li", {},
-      h("span", {}, short(a.type), " · ", when(a.createdAt)),
-      h("span", {}, h("button", { class: "primary small", onclick: () => vote(a, true) }, "Approve"),
-        h("button", { class: "danger small", onclick: () => vote(a, false) }, "Reject")))))
-      : h("p", { class: "muted empty" }, "No activity is waiting.")));
-  root.append(h("section", { class: "card" }, h("h2", {}, "Activities"), activityTable(list, "activities")));
 }
 
 async function webhooksPage(api, root) {
@@ -255,8 +207,8 @@ async function webhooksPage(api, root) {
       toast("Endpoint added");
       route();
     } catch (e) { toast(e.message, "bad"); }
-  } }, h("input", { id: "hook-name", placeholder: "Name" }),
-    h("input", { id: "hook-url", placeholder: "https://example.com/hooks", class: "grow" }),
+  } }, h("input", { id: "hook-name", placeholder: "Name", "aria-label": "Endpoint name" }),
+    h("input", { id: "hook-url", placeholder: "https://example.com/hooks", class: "grow", "aria-label": "Endpoint URL" }),
     h("button", { class: "primary", type: "submit" }, "Add endpoint"));
   const section = h("section", { class: "card" }, h("h2", {}, "Webhook endpoints"), add);
   for (const e of endpoints) {
@@ -285,32 +237,69 @@ async function webhooksPage(api, root) {
   root.append(section);
 }
 
+// [title, page, shown in the navigation]
 const PAGES = {
-  proxy: ["Auth proxy", proxyPage],
-  "proxy-activity": ["Proxy activity", proxyActivityPage],
-  webhooks: ["Webhooks", webhooksPage],
-  activities: ["Activities & votes", activitiesPage],
+  overview: ["Overview", overviewPage, true],
+  approvals: ["Approvals", approvalsPage, true],
+  activities: ["Activities", activitiesPage, true],
+  activity: ["Activity", activityPage, false],
+  wallets: ["Wallets & keys", walletsPage, true],
+  users: ["Users & credentials", usersPage, true],
+  policies: ["Policies", policiesPage, true],
+  settings: ["Settings", settingsPage, true],
+  proxy: ["Auth proxy", proxyPage, true],
+  "proxy-activity": ["Proxy activity", proxyActivityPage, true],
+  webhooks: ["Webhooks", webhooksPage, true],
 };
+const HOME = "overview";
 
 let current = null;
 
+function parseHash() {
+  const m = location.hash.match(/^#\/([\w-]+)(?:\/([^?]*))?(?:\?(.*))?$/) || [];
+  return { name: m[1] || HOME, arg: decodeURIComponent(m[2] || ""),
+    params: Object.fromEntries(new URLSearchParams(m[3] || "")) };
+}
+
+let generation = 0;
+
 async function route() {
-  const name = (location.hash.match(/^#\/([\w-]+)/) || [])[1] || "proxy";
-  const [title, page] = PAGES[name] || PAGES.proxy;
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === name);
-  const root = $("#page");
-  root.replaceChildren(h("h1", {}, title));
+  const mine = ++generation;
+  const { name, arg, params } = parseHash();
+  const [title, page] = PAGES[name] && PAGES[name][1] ? PAGES[name] : PAGES[HOME];
+  for (const a of document.querySelectorAll("nav a")) {
+    const active = a.dataset.page === name || (name === "activity" && a.dataset.page === "activities");
+    a.classList.toggle("active", active);
+    if (active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  // Each route renders into a container of its own: a slower page still loading when the
+  // operator moves on writes into a detached element, never into the page now shown.
+  const main = $("#page");
+  const heading = h("h1", { tabindex: "-1" }, title);
+  const root = h("div", { class: "page-body" }, heading);
+  main.replaceChildren(root);
+  main.setAttribute("aria-busy", "true");
+  document.title = `${title} · walletd console`;
+  const nav = { arg, params, go: (to) => { location.hash = `#/${to}`; }, refresh: () => route() };
   try {
-    await page(new Api(current), root);
+    await page(new Api(current), root, nav);
   } catch (e) {
+    if (mine !== generation) return;
     if (e instanceof ApiError && e.status === 401) {
       await store("delete");
       render(null, "Your session ended; sign in again.");
       return;
     }
-    root.append(h("p", { class: "error" }, e.message));
+    root.append(h("p", { class: "error", role: "alert" }, e.message));
   }
+  if (mine !== generation) return;
+  main.removeAttribute("aria-busy");
+  if (moved && (document.activeElement === document.body || !root.contains(document.activeElement))) {
+    heading.focus({ preventScroll: true });
+  }
+  moved = false;
 }
+let moved = false;
 
 function render(session, error) {
   current = session;
@@ -318,25 +307,27 @@ function render(session, error) {
     signInView(error);
     return;
   }
-  const nav = h("nav", {}, Object.entries(PAGES).map(([k, [t]]) =>
-    h("a", { href: `#/${k}`, "data-page": k }, t)));
+  const nav = h("nav", { "aria-label": "Console" }, Object.entries(PAGES).filter(([, p]) => p[2] && p[1])
+    .map(([k, [t]]) => h("a", { href: `#/${k}`, "data-page": k }, t)));
+  const skip = h("a", { class: "skip", href: "#page", onclick: (ev) => { ev.preventDefault(); $("#page").focus(); } },
+    "Skip to content");
   const shell = h("div", { class: "shell" },
     h("aside", {}, h("div", { class: "brand" }, h("span", { class: "logo" }, "w"), "walletd"), nav,
       h("div", { class: "who" }, h("span", { class: "muted" }, "Signed in"),
         h("code", { id: "who-org" }, session.organizationId),
         h("button", { class: "link", onclick: async () => { await store("delete"); render(null); } },
           "Sign out"))),
-    h("main", { id: "page" }));
-  document.body.replaceChildren(shell, h("div", { id: "toasts" }));
+    h("main", { id: "page", tabindex: "-1" }));
+  document.body.replaceChildren(skip, shell, h("div", { id: "toasts", "aria-live": "polite" }));
   route();
 }
 
-window.addEventListener("hashchange", () => current && route());
+window.addEventListener("hashchange", () => { moved = true; if (current) route(); });
 
 async function start() {
   const link = (location.hash.match(/^#link=([\w-]+)/) || [])[1];
   if (link) {
-    history.replaceState(null, "", location.pathname + "#/proxy");
+    history.replaceState(null, "", location.pathname + `#/${HOME}`);
     try {
       render(await signInWithLink(link));
     } catch (e) {

@@ -13,9 +13,12 @@ import falcon
 
 from infra.services import Services
 
-FILES = {"index.html": falcon.MEDIA_HTML, "app.js": "text/javascript; charset=utf-8",
-         "api.js": "text/javascript; charset=utf-8", "stamp.js": "text/javascript; charset=utf-8",
-         "style.css": "text/css; charset=utf-8"}
+_JS = "text/javascript; charset=utf-8"
+#: Every file the page may load (nothing else under ingress/dashboard/ is served).
+FILES = {"index.html": falcon.MEDIA_HTML, "style.css": "text/css; charset=utf-8",
+         **{f"{name}.js": _JS for name in (
+             "app", "api", "stamp", "ui", "eth", "intent", "activities", "wallets", "users",
+             "policies", "overview", "settings")}}
 #: The page may run only its own scripts and talk only to this origin.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")

@@ -70,3 +70,45 @@ def shot(page: Any, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# -- the console on the production path ------------------------------------------------------
+@pytest.fixture(scope="package")
+def production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """PostgreSQL + RabbitMQ: gunicorn ingress and separate worker processes per queue group
+    (``Deployment.production``), on a fresh database and virtual host."""
+    from tests.support import services
+    from tests.support.deployment import Deployment
+
+    db = services.create_database()
+    vhost = services.create_vhost()
+    dep = Deployment.production(tmp_path_factory.mktemp("console"), db, vhost)
+    try:
+        yield dep
+    finally:
+        dep.stop()
+        services.delete_vhost(vhost)
+        services.drop_database(db)
+
+
+@pytest.fixture(scope="package")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the console tests keep their screenshots (the pytest tmp dir)."""
+    return tmp_path_factory.mktemp("console-screenshots")
+
+
+DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
+
+
+def console_shot(page: Any, shots: Path, name: str, docs: bool = False) -> Path:
+    """A full-page screenshot kept as a test artifact (the pytest tmp dir, and
+    ``tests/artifacts/``); with ``docs`` and ``WALLETD_DOCS_SCREENSHOTS=1`` also written to
+    ``docs/console/`` (the committed copies CONSOLE.md shows)."""
+    path = shots / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(path, ARTIFACTS / f"console-{name}.png")
+    if docs and os.environ.get("WALLETD_DOCS_SCREENSHOTS") == "1":
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS_SHOTS / f"{name}.png")
+    return path

@@ -44,8 +44,10 @@ def test_dashboard_controls_the_auth_proxy(browser: Any, proxied: Proxied) -> No
     context = browser.new_context()
     page = context.new_page()
     page.goto(_link(proxied))
-    page.wait_for_selector("#proxy-toggle")
+    page.wait_for_selector("#overview-org-id")  # the console opens on its overview
     assert "#link=" not in page.url  # the secret leaves the address bar at once
+    page.click("nav a[data-page=proxy]")
+    page.wait_for_selector("#proxy-toggle")
     assert page.inner_text("#who-org") == proxied.dep.root.organization_id
     shot(page, "dashboard-signed-in")
 
@@ -89,7 +91,7 @@ def test_webhook_deliveries_are_shown_and_replayed(browser: Any, proxied: Proxie
     context = browser.new_context()
     page = context.new_page()
     page.goto(_link(proxied))
-    page.wait_for_selector("#proxy-toggle")
+    page.wait_for_selector("#who-org")
     page.click("nav a[data-page=webhooks]")
     page.wait_for_selector("table.deliveries")
     assert "HTTP 410" in page.inner_text("table.deliveries")
@@ -109,7 +111,7 @@ def test_a_sign_in_link_works_once(browser: Any, proxied: Proxied) -> None:
     first = browser.new_context()
     page = first.new_page()
     page.goto(link)
-    page.wait_for_selector("#proxy-toggle")
+    page.wait_for_selector("#who-org")
     first.close()
     second = browser.new_context()
     page = second.new_page()
@@ -165,7 +167,7 @@ def test_a_root_user_signs_in_with_a_passkey(browser: Any, proxied: Proxied) -> 
                             "transports": ["AUTHENTICATOR_TRANSPORT_INTERNAL"]}}]})
     page.fill("#org", proxied.dep.root.organization_id)
     page.click("#passkey")
-    page.wait_for_selector("#proxy-toggle")
+    page.wait_for_selector("#who-org")
     assert page.inner_text("#who-org") == proxied.dep.root.organization_id
     shot(page, "dashboard-passkey")
     context.close()

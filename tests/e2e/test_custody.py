@@ -34,14 +34,15 @@ from turnkey_sdk_types import (
 
 from infra.crypto import bundles, hd, hpke, quorum
 from infra.crypto.addresses import Curve
-from infra.crypto.keyring import load_keyring_file
+from infra.crypto.envelope import EnvelopeCipher
 from infra.db.engine import make_engine, make_session_factory
 from infra.db.models.wallets import ImportTarget, ServiceKey
 from infra.errors import InvalidRequest
-from infra.settings import Settings
-from infra.wallets.custody import load_custody
+from infra.seal.holders import custody_of_seal
+from infra.wallets.custody import row_context, sealed_rows
 from tests.support import services
 from tests.support.deployment import ROOT, WALLETD, Deployment, database_url
+from tests.support.seal import keyring_of, root_key_of, unsealed_state
 
 ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
        "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
@@ -107,15 +108,14 @@ def test_rotate_rewraps_every_row_and_running_workers_keep_signing(
                                                                  accounts=[ETH]))
     address = created.addresses[0]
     _sign_and_check(deployment, address)
-    keyring_file = Settings.from_env(deployment.env).master_key_file
-    before = load_keyring_file(keyring_file).current
+    before = keyring_of(deployment.env).master.current
     out = _keys_cli(deployment, "rotate")
     assert f"master key version {before + 1} is current" in out
     assert _wrapped_versions(deployment) == {str(before + 1)}
     _sign_and_check(deployment, address)  # workers re-read the ring on the unknown version
     assert f"version {before}: active, wraps 0 rows" in _keys_cli(deployment, "status")
     _keys_cli(deployment, "retire", str(before))
-    assert load_keyring_file(keyring_file).keys[before].retired
+    assert keyring_of(deployment.env).master.keys[before].retired
     _sign_and_check(deployment, address)
 
 
@@ -161,7 +161,7 @@ def _submit_raw(dep: Deployment, path: str, activity_type: str,
 
 def _sealed_custody_rows(dep: Deployment) -> dict[str, bytes]:
     """Open the service signer and import-target rows with the worker-side custody code."""
-    custody = load_custody(Settings.from_env(dep.env).master_key_file)
+    custody = custody_of_seal(unsealed_state(dep.env))
     engine = make_engine(database_url(dep), pool_size=1)
     try:
         with make_session_factory(engine)() as session:
@@ -172,6 +172,26 @@ def _sealed_custody_rows(dep: Deployment) -> dict[str, bytes]:
             return opened
     finally:
         engine.dispose()
+
+
+def _data_keys(dep: Deployment) -> dict[str, bytes]:
+    """Every row's data key, unwrapped with the worker-side custody code."""
+    custody = custody_of_seal(unsealed_state(dep.env))
+    engine = make_engine(database_url(dep), pool_size=1)
+    try:
+        with make_session_factory(engine)() as session:
+            return {f"data key {row_context(row).decode()}": EnvelopeCipher(custody.keyring)
+                    .unwrap_data_key(row.wrapped_key, row_context(row))
+                    for row in sealed_rows(session)}
+    finally:
+        engine.dispose()
+
+
+def _data_dir_files(dep: Deployment) -> bytes:
+    """Every file under the data dir, raw (the SQLite database, the sealed keyring, ...)."""
+    data = Path(dep.env["WALLETD_DATA_DIR"])
+    return b"\n".join(p.read_bytes() for p in sorted(data.rglob("*"))
+                      if p.is_file() and not p.is_socket())
 
 
 def _invalid_mnemonic() -> str:
@@ -311,9 +331,12 @@ def test_no_plaintext_key_material_in_database_or_logs(
     texts["rejected first words"] = " ".join(rejected_mnemonic.split()[:4])
     raw["rejected mnemonic"] = rejected_mnemonic.encode()
     texts["passphrase"] = passphrase
-    keyring = load_keyring_file(Settings.from_env(dep.env).master_key_file)
+    keyring = keyring_of(dep.env).master
     for version, key in keyring.keys.items():
         raw[f"master key v{version}"] = key.key_secret
+    raw["root key"] = root_key_of(dep.env)
+    raw.update(_data_keys(dep))
+    assert sum(name.startswith("data key") for name in raw) >= 8
 
     # The test learned every secret it searches for.
     assert len(raw["service key bundle-signer"]) == 32
@@ -345,3 +368,12 @@ def test_no_plaintext_key_material_in_database_or_logs(
     for where, haystack in haystacks.items():
         for what, needle in needles.items():
             assert needle.lower() not in haystack, f"{what} found in {where}"
+    # The data dir, raw and in every encoding: no master, root or data key under any seal
+    # (the static seal's own key file is there, but it is neither of them).
+    files = _data_dir_files(dep)
+    assert b"walletd-sealed-keyring/1" in files
+    for name, secret in raw.items():
+        assert secret not in files, f"{name} found raw in the data dir"
+    lowered = files.lower()
+    for what, needle in needles.items():
+        assert needle.lower().encode() not in lowered, f"{what} found in the data dir"

@@ -7,6 +7,7 @@ as the ingress sees it, then lets it back in.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,3 +70,33 @@ def test_ready_is_503_while_the_database_is_unreachable(own_database: tuple[Depl
     up = _until(dep, 200)
     assert up.status_code == 200, up.text
     assert up.json()["checks"] == {"database": "ok", "broker": "ok"}
+
+
+def _close_connections(vhost_url: str) -> None:
+    """RabbitMQ closes every connection of the vhost, as it does with one whose heartbeats
+    it missed (an idle ingress thread's connection): the client learns of it on next use."""
+    vhost = vhost_url.rsplit("/", 1)[1]
+    subprocess.run(["rabbitmqctl", "-q", "close_all_connections", "-p", vhost, "readiness test"],
+                   check=True, capture_output=True, timeout=60)
+
+
+def test_ready_stays_200_when_rabbitmq_drops_idle_connections(tmp_path: Path) -> None:
+    db, vhost = services.create_database(), services.create_vhost()
+    dep = Deployment.production(tmp_path, db, vhost)
+    try:
+        # Many ingress threads answer /ready once, each opening its own broker connection.
+        assert all(_ready(dep).status_code == 200 for _ in range(40))
+        _close_connections(vhost)
+        time.sleep(1.0)  # the server has closed them; the threads' connections look idle
+        answers = [_ready(dep) for _ in range(40)]
+        assert [a.status_code for a in answers if a.status_code != 200] == [], \
+            [a.text for a in answers if a.status_code != 200][:3]
+        assert all(a.json()["checks"]["broker"] == "ok" for a in answers)
+        # The broker really is checked: a vhost that is gone is not ready.
+        services.delete_vhost(vhost)
+        down = _until(dep, 503)
+        assert down.status_code == 503 and down.json()["checks"]["broker"].startswith("unreachable")
+    finally:
+        dep.stop()
+        services.drop_database(db)
+        services.delete_vhost(vhost)

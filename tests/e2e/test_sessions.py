@@ -659,3 +659,15 @@ def test_core_attested_stamper_logs_in_with_stamp_login(
     assert _jwt_claims(session_jwt)["organization_id"] == sub_id
     assert logins.client(_session_key(client_key, sub_id, user_id)).get_whoami(
         GetWhoamiBody()).userId == user_id
+
+
+def test_the_audit_log_still_verifies_after_the_login_flows(logins: Deployment,
+                                                            tmp_path: Path) -> None:
+    """Spending a verification token redacts the issuing ``verify_otp`` result after it
+    settled; that edit is logged (a ``redaction`` leaf), so `walletd audit verify` passes."""
+    from tests.support.deployment import ROOT, WALLETD
+
+    done = subprocess.run([*WALLETD, "audit", "verify", "--state", str(tmp_path / "s.json")],
+                          env=logins.env, cwd=ROOT, text=True, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "'redaction'" in done.stdout, done.stdout

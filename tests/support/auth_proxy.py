@@ -10,14 +10,14 @@ import requests
 
 from infra.authproxy.keys import ProxyKey
 from infra.crypto import hpke
-from infra.settings import Settings
 from tests.support.deployment import Deployment
 from tests.support.keys import TestKey
+from tests.support.seal import unsealed_state
 
 
 def proxy_key(dep: Deployment) -> ProxyKey:
-    """The deployment's auth proxy key (from its data dir, as the proxy loads it)."""
-    return ProxyKey.load(Settings.from_env(dep.env))
+    """The deployment's auth proxy key (from its sealed keyring, as the proxy opens it)."""
+    return ProxyKey(state=unsealed_state(dep.env))
 
 
 def config_body(config_id: str) -> bytes:

@@ -60,6 +60,9 @@ class Deployment:
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     #: Worker group -> its ``WALLETD_METRICS_PORT`` (``/metrics``, ``/health``, ``/ready``).
     metrics_ports: dict[str, int] = field(default_factory=dict)
+    #: ``walletd operator init --format json`` of a production deployment under a seal other
+    #: than static (its shares: unseal shares for shamir, recovery shares otherwise).
+    seal_init: dict[str, Any] = field(default_factory=dict)
 
     # -- starting --------------------------------------------------------------
     @classmethod
@@ -88,8 +91,14 @@ class Deployment:
                     "WALLETD_SWEEP_INTERVAL_S": "1", "WALLETD_SWEEP_GRACE_S": "4",
                     "WALLETD_HTTP_WORKERS": "2",
                     "WALLETD_HTTP_THREADS": "8", "WALLETD_WORKER_THREADS": "4",
+                    # The production default is shamir: tests not about the seal run static.
+                    "WALLETD_SEAL": "static",
                     **(extra_env or {})})
         dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
+        if env["WALLETD_SEAL"] != "static":
+            init = subprocess.run([*WALLETD, "operator", "init", "--format", "json"], env=env,
+                                  cwd=ROOT, check=True, capture_output=True, timeout=120)
+            dep.seal_init = json.loads(init.stdout)
         for cmd in (["migrate"], ["bootstrap"]):
             subprocess.run([*WALLETD, *cmd], env=env, cwd=ROOT, check=True, capture_output=True,
                            timeout=120)

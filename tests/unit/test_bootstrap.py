@@ -11,6 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from infra import bootstrap
+from infra.audit import boots
+from infra.audit import leaves as audit_leaves
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import WebhookDelivery
 from infra.pipeline import lifecycle
@@ -45,8 +47,17 @@ def test_every_unit_of_work_runs_the_wired_listeners_then_the_settled_announceme
     services = world.services
     assert isinstance(services, WorkerServices)
     uow = services.uow()
-    assert uow.listeners[:-1] == bootstrap.ACTIVITY_LISTENERS
+    wired = len(bootstrap.ACTIVITY_LISTENERS)
+    assert uow.listeners[:wired] == bootstrap.ACTIVITY_LISTENERS
+    # a worker-type process signs its app proofs right after the audit leaf they commit to
+    assert [type(getattr(f, "__self__", None)) for f in uow.listeners[wired:-1]] == [
+        boots.AppProofs]
     assert uow.listeners[-1] == services.settlements.on_activity_change
+
+
+def test_the_audit_leaf_records_what_the_redaction_left() -> None:
+    order = list(bootstrap.ACTIVITY_LISTENERS)
+    assert order.index(audit_leaves.on_activity_change) > order.index(redaction.redact_on_settle)
 
 
 @pytest.mark.parametrize(("activity_type", "intent_key", "field", "secret"), [

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -67,6 +68,15 @@ class WebhookDelivery(Timestamped, Base):
         Index("ix_webhook_deliveries_org_created", "organization_id", "created_at"),
         #: Counting an endpoint's deliveries in flight (the notifier's per-endpoint cap).
         Index("ix_webhook_deliveries_endpoint_sending", "endpoint_id", "sending_until"),
+        #: An endpoint's pending deliveries by due time (a notifier run leases the next one).
+        Index(
+            "ix_webhook_deliveries_endpoint_due",
+            "endpoint_id",
+            "next_attempt_at",
+            "id",
+            postgresql_where=text("status = 'PENDING'"),
+            sqlite_where=text("status = 'PENDING'"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

@@ -12,6 +12,7 @@ import requests
 
 from infra.db.engine import make_engine, make_session_factory
 from tests.e2e.auth_proxy.conftest import Proxied, Tenant, new_tenant, start
+from tests.support import interop
 from tests.support.deployment import database_url
 from tests.support.keys import make_key
 
@@ -51,6 +52,22 @@ def test_wallet_kit_config_answers_from_the_configuration_with_an_empty_body(
         "oauthClientIds": {"google": "gid-1"}, "oauthRedirectUrl": "https://app.example.com/cb"}
     params = proxied.call("wallet_kit_client_params", b"", tenant.config_id)
     assert params.status_code == 200 and params.json() == {}
+
+
+def test_the_official_core_helpers_post_no_body_and_are_answered(proxied: Proxied, tenant: Tenant) -> None:
+    """@turnkey/core's ``getAuthProxyConfig`` and ``getClientParams`` (what react-wallet-kit
+    calls at start) POST these two paths with no body at all: the swagger marks a body
+    required, the official client never sends one, so a missing body is accepted here (and
+    anything else still has to be a JSON object)."""
+    node = interop.node_with("@turnkey/core")
+    seen = interop.run_script(node, "auth_proxy_wallet_kit.mjs",
+                              {"url": proxied.proxy_url, "configId": tenant.config_id})
+    assert "error" not in seen, seen
+    assert seen["config"]["organizationId"] == tenant.api.organization_id
+    assert seen["clientParams"] == {}
+    for path in ("wallet_kit_config", "wallet_kit_client_params"):
+        refused = _wire_error(proxied.call(path, b"[]", tenant.config_id), 400)
+        assert "JSON object" in refused["message"]
 
 
 def test_the_config_header_is_required_known_and_enabled(proxied: Proxied, tenant: Tenant) -> None:

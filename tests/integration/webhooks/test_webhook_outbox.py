@@ -167,12 +167,16 @@ def test_server_error_then_success_retries_with_same_event_and_records_attempts(
     assert deliver_webhook(world.notifier, row.id) == "PENDING"
     pending = _state(world, row.id)
     assert pending.next_attempt_at is not None and pending.last_status_code == 500
+    # No delayed message: the row waits undispatched, for the relay to hand on once due.
+    assert pending.dispatched_until is None
     queued = world.services.broker.queues["notifications.DQ"]
-    assert queued.qsize() == 1  # the long delay travels through the broker
+    assert queued.qsize() == 0
+    assert relay_once(world.services, grace=timedelta(seconds=60)) == 0  # not due yet
     assert deliver_webhook(world.notifier, row.id) == "not due"
-    assert queued.qsize() == 2  # an early copy is put back with the remaining delay
+    assert queued.qsize() == 0  # a stray early copy is dropped: the relay hands it on when due
 
     _make_due(world, row.id)
+    assert relay_once(world.services, grace=timedelta(seconds=60)) == 1  # due: handed on
     assert deliver_webhook(world.notifier, row.id) == "SUCCEEDED"
     assert deliver_webhook(world.notifier, row.id) == "settled"
     got = receiver.wait_for(2)

@@ -28,7 +28,9 @@ def test_paths_are_exactly_the_served_and_described_operations() -> None:
     doc = served_document()
     served = {f"/public/v1/submit/{p}" for p in activities().by_path} | {
         f"/public/v1/query/{p}" for p in queries()}
-    described = set(swagger()["paths"])
+    # Turnkey's swagger describes its operations; walletd's own queries describe themselves.
+    described = set(swagger()["paths"]) | {
+        f"/public/v1/query/{p}" for p, spec in queries().items() if spec.document is not None}
     assert set(doc["paths"]) == served & described
     assert set(doc["x-walletd-undocumented-operations"]) == served - described
     assert all(set(item) == {"post"} for item in doc["paths"].values())

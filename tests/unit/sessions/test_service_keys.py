@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import falcon.testing
@@ -13,6 +14,7 @@ from infra.crypto import hpke
 from infra.db.migrate import upgrade
 from infra.db.models.wallets import ServiceKey
 from infra.errors import InvalidRequest
+from infra.seal.wiring import seal_of
 from infra.sessions.service_keys import (
     ENCRYPTION,
     NOTARIZER,
@@ -113,7 +115,7 @@ def test_master_key_rotation_rewraps_service_keys(worker: Services) -> None:
         before = session.get(ServiceKey, "notarizer.v1")
         assert before is not None
         wrapped = before.wrapped_key
-        custody.keyring = custody.keyring.with_new_version()
+        seal_of(worker).update(lambda c: replace(c, master=c.master.with_new_version()))
         assert rewrap_all(session, custody) >= 4
         session.commit()
         after = session.get(ServiceKey, "notarizer.v1")

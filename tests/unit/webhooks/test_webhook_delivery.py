@@ -284,3 +284,67 @@ def test_parse_retry_after_accepts_seconds_and_http_dates() -> None:
     assert parse_retry_after("Wed, 31 Dec 2025 00:00:00 GMT", now=now) == 0.0
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
+
+
+class _KeepAliveReceiver:
+    """An HTTP/1.1 receiver that keeps connections open and notes each request's peer port."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        seen: list[int] = []
+        self.peers = seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen.append(self.client_address[1])
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_kept_alive_connections_are_reused_and_every_attempt_is_still_checked() -> None:
+    from notifier.delivery import Transports
+
+    receiver = _KeepAliveReceiver()
+    transports = Transports(2)
+    url = f"http://hooks.keep.test:{receiver.port}/hook"
+    allow = AllowList.parse("127.0.0.1/32")
+    try:
+        for _ in range(3):
+            record = attempt_delivery(url, b"{}", {}, allow=allow, config=FAST,
+                                      resolver=_map("hooks.keep.test", "127.0.0.1"),
+                                      transports=transports, endpoint_id="e1")
+            assert record.status_code == 200, record.error
+        # One connection carried the three requests.
+        assert len(receiver.peers) == 3 and len(set(receiver.peers)) == 1
+        # The name now resolves outside the allowed network: the kept connection to the
+        # address checked before is not used, nothing is sent.
+        looked_up_before = ["first lookup"]  # the next lookup answers 10.9.9.9
+        refused = attempt_delivery(url, b"{}", {}, allow=allow, config=FAST,
+                                   resolver=_map("hooks.keep.test", "127.0.0.1",
+                                                 calls=looked_up_before),
+                                   transports=transports, endpoint_id="e1")
+        assert refused.refused and refused.status_code is None
+        assert len(receiver.peers) == 3
+    finally:
+        transports.close()
+        receiver.close()

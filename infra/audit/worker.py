@@ -1,0 +1,28 @@
+"""The worker loop that appends staged leaves and signs checkpoints (consensus pool)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from infra.audit import checkpoints
+from infra.worker_services import log_keys
+
+log = logging.getLogger(__name__)
+
+
+def start(services: Any, stop: threading.Event) -> threading.Thread:
+    """Issue a checkpoint every ``audit_checkpoint_interval_s`` in a daemon thread."""
+    interval = services.settings.audit_checkpoint_interval_s
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            try:
+                checkpoints.issue(services, log_keys(services))
+            except Exception:
+                log.exception("audit checkpoint failed; retrying next interval")
+
+    thread = threading.Thread(target=loop, name="walletd-audit-log", daemon=True)
+    thread.start()
+    return thread
