@@ -34,6 +34,23 @@ def _list(env: dict[str, str], name: str, default: tuple[str, ...] = ()) -> tupl
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def _chain_rpc(raw: str) -> tuple[tuple[str, str], ...]:
+    """``caip2=url`` pairs, comma-separated (a CAIP-2 id holds one ``:``, a URL none of ``,``).
+
+    Raises:
+        ValueError: an entry without ``=``.
+    """
+    pairs = []
+    for entry in (part.strip() for part in raw.split(",")):
+        if not entry:
+            continue
+        caip2, sep, url = entry.partition("=")
+        if not sep or not caip2.strip() or not url.strip():
+            raise ValueError(f"WALLETD_CHAIN_RPC entries are caip2=url, got {entry!r}")
+        pairs.append((caip2.strip(), url.strip()))
+    return tuple(pairs)
+
+
 #: Issuers of Google, Apple and Facebook ID tokens.
 DEFAULT_OIDC_ISSUERS = ("https://accounts.google.com", "https://appleid.apple.com",
                         "https://www.facebook.com")
@@ -140,6 +157,14 @@ class Settings:
         seal_default: The seal type when neither ``WALLETD_SEAL`` nor the sealed keyring
             names one: ``static`` for in-process use and ``walletd up``, ``shamir`` for the
             production commands.
+        chain_rpc: ``(caip2, JSON-RPC URL)`` of every chain walletd may broadcast to
+            (``WALLETD_CHAIN_RPC=eip155:1=https://…,solana:…=https://…``).
+        chain_allow: Hosts/CIDRs chain RPC may reach over plain http or private addresses
+            (``WALLETD_CHAIN_ALLOW``; otherwise public https only, as for webhooks).
+        broadcast_poll_ms: How often signing workers look for transactions to broadcast or
+            follow (``WALLETD_BROADCAST_POLL_MS``).
+        broadcast_stuck_s: How long a broadcast transaction may stay unincluded before it is
+            replaced with higher fees (``WALLETD_BROADCAST_STUCK_S``).
     """
 
     data_dir: Path = Path("./data")
@@ -192,6 +217,10 @@ class Settings:
     keyring_file: str = ""
     seal_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     seal_default: str = "static"
+    chain_rpc: tuple[tuple[str, str], ...] = ()
+    chain_allow: tuple[str, ...] = ()
+    broadcast_poll_ms: int = 500
+    broadcast_stuck_s: int = 30
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -256,6 +285,10 @@ class Settings:
             keyring_file=e.get("WALLETD_KEYRING_FILE", ""),
             seal_env=tuple(sorted((k, v) for k, v in e.items()
                                   if k == "WALLETD_SEAL" or k.startswith("WALLETD_SEAL_"))),
+            chain_rpc=_chain_rpc(e.get("WALLETD_CHAIN_RPC", "")),
+            chain_allow=_list(e, "WALLETD_CHAIN_ALLOW"),
+            broadcast_poll_ms=_int(e, "WALLETD_BROADCAST_POLL_MS", 500),
+            broadcast_stuck_s=_int(e, "WALLETD_BROADCAST_STUCK_S", 30),
         )
 
     def threads_for(self, queue: str) -> int:

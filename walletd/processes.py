@@ -13,6 +13,7 @@ from dramatiq import Worker
 import consensus.actors
 import consensus.sweeper
 import workers.actors
+from infra.broadcast import tracker
 from infra.messaging import queues
 from infra.seal.state import SealState
 from infra.seal.wiring import current_seal
@@ -135,6 +136,9 @@ def start_workers(services: Services, queue_names: set[str], threads: int | None
         _gate(seal, pools, gated, build, services.settings.shutdown_timeout_s * 1000)
     if sweep and queues.CONSENSUS in queue_names:
         consensus.sweeper.start(services, stop)
+    if sweep and queues.SIGNING in queue_names:
+        # Broadcasting re-signs stuck transactions: it runs where the signing keys are.
+        tracker.start(services, stop)
     if sweep and queues.NOTIFICATIONS in queue_names:
         for name in OPTIONAL_LOOPS:
             try:

@@ -204,7 +204,7 @@ API_KEY_LOCATOR: Final = CredentialLocator(
 #: Built once: every stamped request looks its key up (plain rows: no ORM objects).
 _API_KEYS_BY_PUBLIC_KEY: Final = select(
     ApiKey.id, ApiKey.user_id, ApiKey.organization_id, ApiKey.curve, ApiKey.credential_type,
-    ApiKey.public_key, ApiKey.expires_at,
+    ApiKey.public_key, ApiKey.expires_at, ApiKey.session_profile_id,
 ).where(
     ApiKey.public_key == bindparam("public_key"),
     ApiKey.organization_id.in_(bindparam("candidates", expanding=True)))
@@ -219,6 +219,7 @@ class _KeyRow:
     credential_type: str
     public_key: str
     expires_at: datetime | None
+    session_profile_id: str | None
 
 
 #: (public key, candidate organizations) -> the API keys found, per process; forgotten when

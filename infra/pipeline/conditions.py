@@ -1,6 +1,7 @@
 """Condition variables of one activity: ``wallet``, ``wallets``, ``wallet_account``,
 ``private_key``, ``eth.tx``, ``eth.eip_7702_authorization``, ``eth.eip_712``, ``solana.tx``,
-``tron.tx`` and ``bitcoin.tx`` (PROTOCOL.md §8.3).
+``tron.tx``, ``bitcoin.tx`` (PROTOCOL.md §8.3) and ``secrets`` (``{id, name, properties}``
+of the secrets an ``export_secrets`` names or an ``import_secrets`` brings).
 
 Built from the activity's parameters and the organization's wallet rows. A transaction's
 variables come from its chain module (``infra.chains``). ``eth.tx.from`` is the signing address
@@ -24,15 +25,18 @@ from sqlalchemy.orm import Session
 from infra import chains
 from infra.calldata import decode_contract_call
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
+from infra.db.models.secrets import Secret
 from infra.db.models.wallets import PrivateKey, Wallet
 from infra.errors import WalletError
 from infra.policy.variables import (
     activity_kind,
     eip712_variable,
+    eth_tx_variable,
     private_key_variable,
     wallet_account_variable,
     wallet_variable,
 )
+from infra.secrets.store import policy_variable as secret_variable
 from infra.wallets.store import Signer, SigningTarget, resolve_sign_with
 
 EIP712 = "PAYLOAD_ENCODING_EIP712"
@@ -119,13 +123,60 @@ def _wallets(session: Session, organization_id: str, ids: list[str]) -> list[dic
     return [_wallet(w) for w in rows]
 
 
+def _eth_send(session: Session, organization_id: str, kind: str,
+              params: Mapping[str, Any]) -> dict[str, Any]:
+    """``eth.tx`` of an ``eth_send_transaction`` / ``eth_undelegate_7702`` as asked for (walletd
+    fills nonce, gas and fees later, so a policy sees what the caller sent)."""
+    sender = str(params.get("from") or "")
+    calls = params.get("calls")
+    call = calls[0] if isinstance(calls, list) and calls and isinstance(calls[0], dict) else params
+    to = sender if kind == "ETH_UNDELEGATE_7702" else str(call.get("to") or "")
+    caip2 = str(params.get("caip2") or "")
+    view: dict[str, Any] = {"from": sender, "to": to, "data": str(call.get("data") or "0x"),
+                            "type": "TYPE_4" if kind == "ETH_UNDELEGATE_7702" else "TYPE_2"}
+    for wire, name in (("value", "value"), ("nonce", "nonce"), ("gasLimit", "gas"),
+                       ("maxFeePerGas", "max_fee_per_gas"),
+                       ("maxPriorityFeePerGas", "max_priority_fee_per_gas")):
+        raw = (call if wire == "value" else params).get(wire)
+        if isinstance(raw, str) and raw:
+            try:
+                view[name] = int(raw, 16) if raw.lower().startswith("0x") else int(raw)
+            except ValueError:
+                continue
+    view.setdefault("value", 0)
+    if caip2.startswith("eip155:") and caip2[7:].isdigit():
+        view["chain_id"] = int(caip2[7:])
+    tx = eth_tx_variable(view)
+    tx.update(decode_contract_call(session, organization_id, tx.get("to", ""), tx.get("data", "")))
+    return {"tx": tx}
+
+
+def _secrets(session: Session, organization_id: str, kind: str,
+             params: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """``secrets``: the rows an export names, or the names/properties an import brings."""
+    items = params.get("secrets")
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        return None
+    if kind == "EXPORT_SECRETS":
+        ids = [str(i.get("secretId", "")) for i in items]
+        rows = session.scalars(select(Secret).where(
+            Secret.organization_id == organization_id, Secret.id.in_(ids)))
+        return [secret_variable(r) for r in rows]
+    if kind == "IMPORT_SECRETS":
+        return [{"id": "", "name": str(i.get("name") or ""),
+                 "properties": {str(p.get("key")): str(p.get("value"))
+                                for p in i.get("staticProperties") or [] if isinstance(p, dict)}}
+                for i in items]
+    return None
+
+
 def condition_context(
     session: Session, organization_id: str, activity_type: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The condition variables ``activity_type`` with ``params`` exposes."""
     kind = activity_kind(activity_type)
     context: dict[str, Any] = {}
-    sign_with = params.get("signWith") or params.get("address")
+    sign_with = params.get("signWith") or params.get("address") or params.get("from")
     sender = ""
     target = None
     if isinstance(sign_with, str) and sign_with:
@@ -144,9 +195,14 @@ def condition_context(
         key = session.get(PrivateKey, key_id)
         if key is not None and key.organization_id == organization_id:
             context["private_key"] = _private_key(key)
+    if kind in ("ETH_SEND_TRANSACTION", "ETH_UNDELEGATE_7702"):
+        context["eth"] = _eth_send(session, organization_id, kind, params)
+    secrets = _secrets(session, organization_id, kind, params)
+    if secrets is not None:
+        context["secrets"] = secrets
     if kind == "SIGN_TRANSACTION":
         context.update(_transaction(session, organization_id, params, sender, target))
     eth = _eth(kind, params)
     if eth:
-        context["eth"] = eth
+        context.setdefault("eth", {}).update(eth)
     return context

@@ -36,7 +36,7 @@ MIN_INT = -(2**127)
 KEYWORDS = frozenset(
     {
         "approvers", "credentials", "activity", "wallet", "wallets", "wallet_account",
-        "private_key", "eth", "solana", "tron", "bitcoin", "tempo", "time",
+        "private_key", "eth", "solana", "tron", "bitcoin", "tempo", "time", "secrets",
     }
 )  # fmt: skip
 PREDICATES = frozenset({"all", "any", "filter"})

@@ -4,6 +4,7 @@
 version-agnostic name, ``resource``/``action`` come from the documented table, and ``params``
 exposes only the allow-listed request fields, renamed to snake_case. The other variables
 (``approvers``, ``credentials``, ``wallet``, ``wallets``, ``wallet_account``, ``private_key``,
+``secrets``,
 ``eth.tx``, ``eth.eip_712``, ``time.now``) are plain dicts that callers build from their own
 rows; the small constructors below fix their shapes so every caller builds them alike.
 """
@@ -80,6 +81,8 @@ _TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("AUTH_PROXY", "CREATE"): ("ENABLE_AUTH_PROXY",),
     ("AUTH_PROXY", "DELETE"): ("DISABLE_AUTH_PROXY",),
     ("AUTH_PROXY", "UPDATE"): ("UPDATE_AUTH_PROXY_CONFIG",),
+    ("SECRET", "IMPORT"): ("INIT_IMPORT_SECRETS", "IMPORT_SECRETS"),
+    ("SECRET", "EXPORT"): ("EXPORT_SECRETS",),
     ("WEBHOOK_ENDPOINT", "CREATE"): ("CREATE_WEBHOOK_ENDPOINT",),
     ("WEBHOOK_ENDPOINT", "UPDATE"): ("UPDATE_WEBHOOK_ENDPOINT",),
     ("WEBHOOK_ENDPOINT", "DELETE"): ("DELETE_WEBHOOK_ENDPOINT",),
@@ -325,6 +328,7 @@ def variables(
     wallets: Sequence[Mapping[str, Any]] | None = None,
     wallet_account: Mapping[str, Any] | None = None,
     private_key: Mapping[str, Any] | None = None,
+    secrets: Sequence[Mapping[str, Any]] | None = None,
     eth: Mapping[str, Any] | None = None,
     **chains: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
@@ -340,6 +344,7 @@ def variables(
         "wallets": None if wallets is None else list(wallets),
         "wallet_account": wallet_account,
         "private_key": private_key,
+        "secrets": None if secrets is None else list(secrets),
         "eth": eth,
         **chains,
     }

@@ -25,7 +25,9 @@ import os
 import re
 import smtplib
 import ssl
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import formataddr, make_msgid, parseaddr
@@ -194,7 +196,22 @@ class PermanentDelivery(Exception):
     """A failure retrying cannot fix (authentication refused, recipient rejected, 4xx)."""
 
 
-def _smtp_send(url: str, msg: EmailMessage) -> None:
+def _transfer(client: smtplib.SMTP, msg: EmailMessage) -> str:
+    """MAIL, RCPT, DATA; the relay's reply to DATA (what ``list_email_events`` shows)."""
+    client.ehlo_or_helo_if_needed()
+    sender = parseaddr(str(msg["From"]))[1]
+    recipient = parseaddr(str(msg["To"]))[1]
+    for command, argument in (("mail", sender), ("rcpt", recipient)):
+        code, reply = getattr(client, command)(argument)
+        if code >= 400:
+            raise smtplib.SMTPResponseException(code, reply)
+    code, reply = client.data(msg.as_bytes())
+    if code >= 400:
+        raise smtplib.SMTPResponseException(code, reply)
+    return f"{code} {reply.decode('utf-8', 'replace')}"
+
+
+def _smtp_send(url: str, msg: EmailMessage) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
         raise PermanentDelivery("WALLETD_SMTP_URL must be smtp://host:port or smtps://host:port")
@@ -213,13 +230,15 @@ def _smtp_send(url: str, msg: EmailMessage) -> None:
                 client.starttls(context=context)
             if parts.username:
                 client.login(unquote(parts.username), unquote(parts.password or ""))
-            client.send_message(msg)
+            return _transfer(client, msg)
     except smtplib.SMTPAuthenticationError as ex:
         raise PermanentDelivery(f"SMTP server refused the login ({ex.smtp_code})") from None
     except smtplib.SMTPRecipientsRefused:
         raise PermanentDelivery("SMTP server refused the recipient") from None
     except smtplib.SMTPResponseException as ex:
-        problem = f"SMTP server answered {ex.smtp_code}"
+        error = ex.smtp_error.decode("utf-8", "replace") if isinstance(ex.smtp_error, bytes) \
+            else str(ex.smtp_error)
+        problem = f"SMTP server answered {ex.smtp_code} {error}".strip()
         if 400 <= ex.smtp_code < 500:
             raise TransientDelivery(problem) from None
         raise PermanentDelivery(problem) from None
@@ -274,14 +293,55 @@ def _with_retries(send: Any, what: str) -> None:
         raise Unavailable(f"{what} could not be delivered: {ex}") from None
 
 
-def send_email(settings: Settings, email: Email) -> None:
-    """Deliver ``email`` (SMTP, or the outbox when no SMTP URL is configured)."""
+#: ``on_event(event_type, message_id, details)``: what the SMTP hop saw (``email_events``).
+EmailEventSink = Callable[[str, str, dict[str, Any]], None]
+
+
+def send_email(settings: Settings, email: Email, on_event: EmailEventSink | None = None) -> None:
+    """Deliver ``email`` (SMTP, or the outbox when no SMTP URL is configured).
+
+    ``on_event`` hears ``Send`` once, ``DeliveryDelay`` for each temporary refusal,
+    ``Delivery`` with the relay's reply or ``Bounce`` with the permanent refusal.
+    """
     msg = mime_of(email)
+    message_id = str(msg["Message-ID"])
+
+    def note(event_type: str, **details: Any) -> None:
+        if on_event is not None:
+            on_event(event_type, message_id, details)
+
+    note("Send")
     if not settings.smtp_url:
         path = _write_outbox(settings, ".eml", bytes(msg))
         log.info("no WALLETD_SMTP_URL: email written to %s", path)
+        note("Delivery", deliverySmtpResponse=f"written to the outbox directory {path.parent}")
         return
-    _with_retries(lambda: _smtp_send(settings.smtp_url, msg), "the email")
+    started = time.monotonic()
+    last_delay: list[str] = []
+
+    def attempt() -> None:
+        try:
+            reply = _smtp_send(settings.smtp_url, msg)
+        except TransientDelivery as ex:
+            note("DeliveryDelay", deliveryDelayType="TransientCommunicationFailure",
+                 diagnosticCode=str(ex))
+            last_delay[:] = [str(ex)]
+            raise
+        except PermanentDelivery as ex:
+            note("Bounce", bounceType="Permanent", bounceSubType="General",
+                 diagnosticCode=str(ex))
+            raise
+        last_delay.clear()
+        note("Delivery", deliverySmtpResponse=reply,
+             deliveryProcessingTimeMillis=str(int((time.monotonic() - started) * 1000)))
+
+    try:
+        _with_retries(attempt, "the email")
+    except Unavailable:
+        if last_delay:  # retries gave up on temporary refusals: walletd stops trying
+            note("Bounce", bounceType="Transient", bounceSubType="General",
+                 diagnosticCode=last_delay[0])
+        raise
 
 
 def send_sms(settings: Settings, sms: Sms) -> None:

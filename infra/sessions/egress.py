@@ -68,6 +68,8 @@ class Egress:
     allow: AllowList = field(default_factory=AllowList)
     resolver: Resolver = system_resolver
     timeout_s: float = TIMEOUT_S
+    #: The setting that lists private or plain-http hosts, named in refusals.
+    allow_setting: str = "WALLETD_OIDC_ALLOW"
 
     @classmethod
     def from_settings(cls, settings: Any) -> Egress:
@@ -75,7 +77,7 @@ class Egress:
         return cls(AllowList.of(getattr(settings, "oidc_allow", ()) or ()))
 
     def request(self, method: str, url: str, what: str, *, data: Mapping[str, str] | None = None,
-                headers: Mapping[str, str] | None = None) -> Answer:
+                headers: Mapping[str, str] | None = None, body: bytes | None = None) -> Answer:
         """One request to ``url``; ``what`` names the upstream in error messages.
 
         Raises:
@@ -88,7 +90,7 @@ class Egress:
                                            self.resolver)
         except UnsafeDestination as ex:
             raise UnsafeDestination(f"{what} at {url} is not an allowed destination: {ex.message}"
-                                    " (WALLETD_OIDC_ALLOW lists private or plain-http hosts)"
+                                    f" ({self.allow_setting} lists private or plain-http hosts)"
                                     ) from None
         except DestinationUnresolved as ex:
             raise UpstreamUnavailable(f"{what} is unreachable: {ex.message}") from None
@@ -101,7 +103,7 @@ class Egress:
                           PinnedAdapter(resolved.destination.host, deadline))
             try:
                 response = session.request(
-                    method, target, data=dict(data) if data is not None else None,
+                    method, target, data=dict(data) if data is not None else body,
                     headers=all_headers, timeout=(self.timeout_s, self.timeout_s),
                     allow_redirects=False, stream=True)
                 try:

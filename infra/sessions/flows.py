@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+from email.utils import parseaddr
 from typing import Any
 
 from infra.db.models.organizations import User
 from infra.db.models.sessions import OtpCode
-from infra.sessions import channels, delivery, otp
+from infra.sessions import channels, delivery, email_events, otp
 from infra.sessions.delivery import EmailCustomization
 from infra.sessions.params import organizations_below
 from infra.sessions.redaction import reveal
 from infra.worker_services import service_keys
+
+
+def email_event_sink(ctx: Any, organization_id: str,
+                     message: delivery.Email) -> delivery.EmailEventSink:
+    """Where :func:`delivery.send_email` reports what the SMTP hop saw (``list_email_events``)."""
+    log = email_events.writer(ctx.services)
+    sender = parseaddr(message.sender)[1]
+
+    def sink(event_type: str, message_id: str, details: dict[str, Any]) -> None:
+        log.put(email_events.Event(organization_id=organization_id, message_id=message_id,
+                                   event_type=event_type, from_address=sender,
+                                   to_address=message.to.lower(), details=details))
+
+    return sink
 
 
 def send_code(ctx: Any, *, purpose: str, otp_type: str, contact: str, user_id: str | None,
@@ -27,7 +42,7 @@ def send_code(ctx: Any, *, purpose: str, otp_type: str, contact: str, user_id: s
     if otp_type == "OTP_TYPE_EMAIL":
         message = delivery.render_email("otp", contact, email, settings, code=code,
                                         minutes=max(1, expiration_seconds // 60))
-        delivery.send_email(settings, message)
+        delivery.send_email(settings, message, email_event_sink(ctx, organization_id, message))
     else:
         delivery.send_sms(settings, delivery.render_sms(contact, code, sms_template))
     return row
@@ -49,4 +64,5 @@ def send_link(ctx: Any, *, kind: str, user: User, email: EmailCustomization, bun
     link = delivery.magic_link(email.magic_link_template, bundle)
     message = delivery.render_email(kind, user.email or "", email, settings, link=link,
                                     minutes=max(1, expiration_seconds // 60))
-    delivery.send_email(settings, message)
+    delivery.send_email(settings, message,
+                        email_event_sink(ctx, user.organization_id, message))

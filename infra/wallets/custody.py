@@ -28,6 +28,7 @@ from infra.crypto.keyring import (
     load_keyring_file,
 )
 from infra.db.models.oauth import Oauth2Credential
+from infra.db.models.secrets import Secret
 from infra.db.models.wallets import ImportTarget, PrivateKey, ServiceKey, Wallet
 from infra.errors import Internal
 
@@ -40,6 +41,7 @@ SIGNER_NAME = "bundle-signer"
 SEALED_TABLES: Final[tuple[type[Any], ...]] = (
     Wallet, PrivateKey, ImportTarget, ServiceKey,
     Oauth2Credential,  # OAuth 2.0 client secrets
+    Secret,  # imported secrets (docs/SECRETS.md)
 )
 
 

@@ -243,6 +243,14 @@ def enqueue_event(
     return ids
 
 
+def enqueue_and_dispatch(uow: UnitOfWork, event: WebhookEvent,
+                         endpoints: list[WebhookEndpoint]) -> None:
+    """:func:`enqueue_event` in ``uow``'s transaction, handed to the broker once it commits."""
+    ids = enqueue_event(uow.session, event, endpoints)
+    if ids and _dispatcher is not None:
+        uow.after_commit(lambda: _dispatch(ids))
+
+
 def set_dispatcher(dispatcher: Callable[[list[str]], None] | None) -> None:
     """Send new delivery ids with ``dispatcher`` after each commit (``None``: leave it to the
     relay)."""

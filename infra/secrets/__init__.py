@@ -1,0 +1,1 @@
+"""Secrets stored beside keys: import targets, sealed storage, metadata and export."""
