@@ -1,7 +1,7 @@
 """secrets and broadcast: imported secrets (sealed), sent transactions, the nonce manager, email events
 
 Revision ID: 0026_secrets_broadcast
-Revises: 0013_one_head
+Revises: 0025_access_controls
 Create Date: 2026-11-26 06:00:00.000000
 """
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0026_secrets_broadcast'
-down_revision = '0013_one_head'
+down_revision = '0025_access_controls'
 branch_labels = None
 depends_on = None
 
