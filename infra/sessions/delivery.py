@@ -197,18 +197,19 @@ class PermanentDelivery(Exception):
 
 
 def _transfer(client: smtplib.SMTP, msg: EmailMessage) -> str:
-    """MAIL, RCPT, DATA; the relay's reply to DATA (what ``list_email_events`` shows)."""
-    client.ehlo_or_helo_if_needed()
-    sender = parseaddr(str(msg["From"]))[1]
-    recipient = parseaddr(str(msg["To"]))[1]
-    for command, argument in (("mail", sender), ("rcpt", recipient)):
-        code, reply = getattr(client, command)(argument)
-        if code >= 400:
-            raise smtplib.SMTPResponseException(code, reply)
-    code, reply = client.data(msg.as_bytes())
-    if code >= 400:
-        raise smtplib.SMTPResponseException(code, reply)
-    return f"{code} {reply.decode('utf-8', 'replace')}"
+    """``send_message`` as smtplib does it; the relay's reply to DATA (``list_email_events``)."""
+    replies: list[tuple[int, bytes]] = []
+    data = client.data
+
+    def keep_reply(payload: Any) -> tuple[int, bytes]:
+        reply = data(payload)
+        replies.append(reply)
+        return reply
+
+    client.data = keep_reply  # type: ignore[method-assign,assignment]
+    client.send_message(msg)
+    code, text = replies[-1] if replies else (250, b"")
+    return f"{code} {text.decode('utf-8', 'replace')}".strip()
 
 
 def _smtp_send(url: str, msg: EmailMessage) -> str:
@@ -233,8 +234,11 @@ def _smtp_send(url: str, msg: EmailMessage) -> str:
             return _transfer(client, msg)
     except smtplib.SMTPAuthenticationError as ex:
         raise PermanentDelivery(f"SMTP server refused the login ({ex.smtp_code})") from None
-    except smtplib.SMTPRecipientsRefused:
-        raise PermanentDelivery("SMTP server refused the recipient") from None
+    except smtplib.SMTPRecipientsRefused as ex:
+        answers = [f"{code} {text.decode('utf-8', 'replace') if isinstance(text, bytes) else text}"
+                   for code, text in ex.recipients.values()]
+        raise PermanentDelivery("SMTP server refused the recipient: " + "; ".join(answers)
+                                ) from None
     except smtplib.SMTPResponseException as ex:
         error = ex.smtp_error.decode("utf-8", "replace") if isinstance(ex.smtp_error, bytes) \
             else str(ex.smtp_error)

@@ -213,3 +213,29 @@ def test_list_suborgs_follows_the_login_rule_through_the_official_client(
     client = world.dep.client(tenant.api.stamper)
     found = client.get_sub_org_ids(GetSubOrgIdsBody(filterType="EMAIL", filterValue=email))
     assert found.organizationIds == [holder_org]
+
+
+def test_list_verified_suborgs_lists_only_proven_holders(world: World, tenant: Tenant) -> None:
+    """``list_verified_suborgs`` (the tenant's own credential) follows the same rule: an
+    unproven copy of a phone number is not listed; the holder that proved it is."""
+    attacker = make_key()
+    victim_phone = "+15550001077"
+    token = email_token(world, tenant, "mallory-verified@example.com", attacker)
+    attacker_org, _ = signed_up(signup(world, tenant, token=token, client=attacker,
+                                       email="mallory-verified@example.com", phone=victim_phone))
+
+    def listed(filter_type: str, value: str) -> list[str]:
+        return list(tenant.api.read("list_verified_suborgs", {
+            "filterType": filter_type, "filterValue": value})["organizationIds"])
+
+    assert listed("PHONE_NUMBER", victim_phone) == []
+    assert listed("EMAIL", "mallory-verified@example.com") == [attacker_org]
+    victim = make_key()
+    victim_org, _ = signed_up(signup(world, tenant, token=sms_token(world, tenant, victim_phone,
+                                                                    victim),
+                                     client=victim, phone=victim_phone))
+    assert listed("PHONE_NUMBER", victim_phone) == [victim_org]
+    everyone = tenant.api.read("list_verified_suborgs", {})["organizationIds"]
+    assert {attacker_org, victim_org} <= set(everyone)
+    bad = tenant.api.query("list_verified_suborgs", {"filterType": "NAME", "filterValue": "x"})
+    assert bad.status_code == 400, bad.text
