@@ -21,10 +21,10 @@ from eth_account import Account
 from eth_utils import keccak
 from turnkey_sdk_types import CreateWalletBody
 
-from tests.support import services
 from tests.support.anvil import CAIP2, CHAIN_ID, Anvil
 from tests.support.deployment import Deployment
 from tests.support.interop import node_with, run_script
+from tests.support.paths import deployment_on
 from tests.support.raw_api import RawApi
 
 ETH = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
@@ -64,17 +64,8 @@ def anvil(tmp_path_factory: pytest.TempPathFactory, node: str) -> Iterator[Anvil
 def chain_dep(request: pytest.FixtureRequest, anvil: Anvil,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     workdir = tmp_path_factory.mktemp(f"broadcast-{request.param}")
-    if request.param == "embedded":
-        dep = Deployment.embedded(workdir, chain_env(anvil))
+    with deployment_on(request.param, workdir, chain_env(anvil)) as dep:
         yield dep
-        dep.stop()
-        return
-    pg, amqp = services.create_database(), services.create_vhost()
-    dep = Deployment.production(workdir, pg, amqp, chain_env(anvil))
-    yield dep
-    dep.stop()
-    services.drop_database(pg)
-    services.delete_vhost(amqp)
 
 
 def js(node: str, dep: Deployment, op: str, **request: Any) -> Any:

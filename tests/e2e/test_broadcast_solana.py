@@ -22,10 +22,10 @@ from solders.transaction import VersionedTransaction
 from turnkey_sdk_types import CreateWalletBody
 
 from tests.e2e.test_broadcast import wait_status
-from tests.support import services
 from tests.support.deployment import Deployment
 from tests.support.interop import node_with, run_script
 from tests.support.litesvm_rpc import GENESIS, SolanaRpc
+from tests.support.paths import deployment_on
 from tests.support.raw_api import RawApi
 
 SOL = {"curve": "CURVE_ED25519", "pathFormat": "PATH_FORMAT_BIP32",
@@ -45,17 +45,8 @@ def sol_dep(request: pytest.FixtureRequest, solana: SolanaRpc,
     env = {"WALLETD_CHAIN_RPC": f"{GENESIS}={solana.url}", "WALLETD_CHAIN_ALLOW": "127.0.0.1",
            "WALLETD_BROADCAST_POLL_MS": "200"}
     workdir = tmp_path_factory.mktemp(f"solana-{request.param}")
-    if request.param == "embedded":
-        dep = Deployment.embedded(workdir, env)
+    with deployment_on(request.param, workdir, env) as dep:
         yield dep
-        dep.stop()
-        return
-    pg, amqp = services.create_database(), services.create_vhost()
-    dep = Deployment.production(workdir, pg, amqp, env)
-    yield dep
-    dep.stop()
-    services.drop_database(pg)
-    services.delete_vhost(amqp)
 
 
 def _account(dep: Deployment, solana: SolanaRpc, lamports: int = 10**10) -> str:

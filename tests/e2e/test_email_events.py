@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 
-from tests.support import services
 from tests.support.deployment import Deployment, free_port, make_organization
 from tests.support.mailboxes import Mailbox
+from tests.support.paths import deployment_on
 from tests.support.raw_api import RawApi
 
 
@@ -54,17 +54,8 @@ def mail_dep(request: pytest.FixtureRequest, smtp_port: int,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     env = {"WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}"}
     workdir = tmp_path_factory.mktemp(f"email-events-{request.param}")
-    if request.param == "embedded":
-        dep = Deployment.embedded(workdir, env)
+    with deployment_on(request.param, workdir, env) as dep:
         yield dep
-        dep.stop()
-        return
-    pg, amqp = services.create_database(), services.create_vhost()
-    dep = Deployment.production(workdir, pg, amqp, env)
-    yield dep
-    dep.stop()
-    services.drop_database(pg)
-    services.delete_vhost(amqp)
 
 
 def _otp(api: RawApi, contact: str) -> Any:
