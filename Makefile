@@ -33,10 +33,12 @@ $(TESTSTAMP): pyproject.toml tests/interop/package.json tests/browser/package.js
 	if command -v npm >/dev/null; then cd tests/browser && npm install --no-audit --no-fund --silent; fi
 	@# Debian's Chromium, driven by Playwright for Python in tests/browser.
 	if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then \
-		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium; fi
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get install -y -qq chromium || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }; fi
 	@# Debian's SoftHSM2, the PKCS#11 token of the seal tests (tests/integration/seal).
 	if ! command -v softhsm2-util >/dev/null && command -v apt-get >/dev/null; then \
-		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq softhsm2; fi
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get install -y -qq softhsm2 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq softhsm2; }; fi
 	touch $@
 
 install-test: $(TESTSTAMP)
