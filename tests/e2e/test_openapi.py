@@ -17,4 +17,5 @@ def test_openapi_document_is_served_without_a_stamp(embedded: Deployment) -> Non
     assert "/public/v1/submit/create_wallet" in doc["paths"]
     assert "/public/v1/query/get_wallet" in doc["paths"]
     # Turnkey operations this deployment does not serve are not offered.
-    assert "/public/v1/submit/eth_send_transaction" not in doc["paths"]
+    assert "/public/v1/submit/create_tvc_app" not in doc["paths"]
+    assert "/public/v1/submit/eth_send_transaction" in doc["paths"]  # served since issue 25
