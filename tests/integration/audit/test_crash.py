@@ -120,7 +120,7 @@ def test_killed_before_the_submit_commits_leaves_neither(world: World) -> None:
                            "hashFunction": "HASH_FUNCTION_NO_OP"}})
     with world.services.read_session_factory() as session:
         before = session.scalar(select(Activity.id).order_by(Activity.created_at.desc()))
-    _child(world, "submit-before-commit", text, json.dumps(world._stamp(text)))
+    _child(world, "submit-before-commit", text, json.dumps(world.stamp(text)))
     with world.services.read_session_factory() as session:
         after = session.scalar(select(Activity.id).order_by(Activity.created_at.desc()))
         orphans = session.scalars(select(AuditStaged.activity_id)).all()
