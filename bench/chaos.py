@@ -47,6 +47,9 @@ activity to settle, then counts from the database, per submitted body:
 - **bad result**: a completed signature that does not recover to the signing address;
 - **unacknowledged**: a body that never got an answer before its deadline (not a loss: the
   client does not know it was accepted; should be 0);
+- **audit log not verified**: ``walletd audit verify`` over the run's database (every leaf
+  against the row it states, every checkpoint's signature and consistency) names a
+  discrepancy;
 - **5xx**: answers >= 500. A 503 ``UNAVAILABLE`` (code 14) from the start of the PostgreSQL
   restart until 5 s after its recovery is the documented outage answer (the client retries);
   every other 5xx, the RabbitMQ restart's included, counts as a violation.
@@ -67,6 +70,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -88,7 +92,7 @@ from eth_utils import keccak
 
 from bench.chaos_webhooks import WebhookWatch
 from infra.submit_body import fingerprint
-from tests.support.deployment import WORKER_GROUPS, Deployment, free_port
+from tests.support.deployment import ROOT, WALLETD, WORKER_GROUPS, Deployment, free_port
 from tests.support.keys import TestKey, load_p256_key, make_key
 from tests.support.private_services import PrivatePostgres, PrivateRabbit
 from tests.support.raw_api import envelope, root_user_params
@@ -310,7 +314,8 @@ class Report:
 
     VIOLATIONS = ("lost", "duplicated", "stuck", "failed", "refused", "missing effect",
                   "orphan effect", "bad result", "unacknowledged", "5xx outside the DB outage",
-                  "faults not recovered", "webhook lost", "webhook duplicates, no fault near")
+                  "faults not recovered", "webhook lost", "webhook duplicates, no fault near",
+                  "audit log not verified")
 
     def violations(self) -> dict[str, int]:
         return {name: self.counts[name] for name in self.VIOLATIONS if self.counts.get(name)}
@@ -335,6 +340,12 @@ class Report:
             lines.append(f"  {kind}: {len(problems)} (first 10)")
             lines += [f"    {p}" for p in problems[:10]]
         return "\n".join(lines)
+
+
+def _leaves(verified: str) -> int:
+    """The leaf count of ``walletd audit verify``'s ``ok: N leaves ...`` line."""
+    first = verified.split()[1:2]
+    return int(first[0]) if first and first[0].isdigit() else 0
 
 
 def _num(value: float | None) -> str:
@@ -597,6 +608,19 @@ class Chaos:
                 return
             time.sleep(0.5)
 
+    def _verify_audit_log(self, counts: Counter[str]) -> None:
+        """``walletd audit verify`` on the run's database, as an operator runs it."""
+        done = subprocess.run([*WALLETD, "audit", "verify", "--state",
+                               str(self.dep.workdir / "audit-verify.json")],
+                              env=self.dep.env, cwd=ROOT, text=True, capture_output=True,
+                              timeout=600)
+        if done.returncode != 0:
+            counts["audit log not verified"] += 1
+            self.problems.append("audit log not verified: "
+                                 + (done.stderr or done.stdout).strip()[-2000:])
+        else:
+            counts["audit log verified (leaves)"] = _leaves(done.stdout)
+
     def run(self) -> Report:
         jobs = self.rng.choices(list(MIX), list(MIX.values()), k=self.cfg.activities)
         faults = schedule(self.cfg, self.rng)
@@ -618,6 +642,7 @@ class Chaos:
             windows = [(f.name, f.wall_start, f.wall_end or time.time()) for f in faults
                        if f.wall_start is not None]
             self.webhooks.count(self.database_url, windows, counts, self.problems)
+        self._verify_audit_log(counts)
         return Report(self.cfg, time.monotonic() - self.started, self.submissions, faults,
                       self.client.answers, dict(counts), self.problems)
 

@@ -165,6 +165,8 @@ class Settings:
             follow (``WALLETD_BROADCAST_POLL_MS``).
         broadcast_stuck_s: How long a broadcast transaction may stay unincluded before it is
             replaced with higher fees (``WALLETD_BROADCAST_STUCK_S``).
+        broadcast_lease_s: How long a tracker holds a transaction for one step; a tracker
+            that dies mid-step leaves it to another after this (``WALLETD_BROADCAST_LEASE_S``).
     """
 
     data_dir: Path = Path("./data")
@@ -221,6 +223,7 @@ class Settings:
     chain_allow: tuple[str, ...] = ()
     broadcast_poll_ms: int = 500
     broadcast_stuck_s: int = 30
+    broadcast_lease_s: int = 60
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -289,6 +292,7 @@ class Settings:
             chain_allow=_list(e, "WALLETD_CHAIN_ALLOW"),
             broadcast_poll_ms=_int(e, "WALLETD_BROADCAST_POLL_MS", 500),
             broadcast_stuck_s=_int(e, "WALLETD_BROADCAST_STUCK_S", 30),
+            broadcast_lease_s=_int(e, "WALLETD_BROADCAST_LEASE_S", 60),
         )
 
     def threads_for(self, queue: str) -> int:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from eth_abi import decode as abi_decode
-from eth_account import Account
 from sqlalchemy.orm import Session
 
 from infra.broadcast import nonces
@@ -142,16 +141,24 @@ def take_nonce(session: Session, rpc: ChainRpc, address: str, given: int | None)
     return nonces.reserve(session, rpc.caip2, address, pending_nonce(rpc, address))
 
 
+def _account() -> Any:
+    """eth-account's ``Account``, imported on first use (it costs about half a second at
+    process start, and only chains with an RPC configured send)."""
+    from eth_account import Account
+
+    return Account
+
+
 def sign(unsigned: dict[str, Any], key_secret: bytes) -> tuple[str, str]:
     """``(raw transaction 0x-hex, hash 0x-hex)`` of the EIP-1559 / EIP-7702 fields."""
-    signed = Account.sign_transaction(dict(unsigned), key_secret)
+    signed = _account().sign_transaction(dict(unsigned), key_secret)
     return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
 
 
 def undelegation(chain: int, nonce: int, key_secret: bytes) -> dict[str, Any]:
     """The authorization that clears the sender's own delegation (its nonce is ``nonce + 1``:
     the sender's nonce moves before authorizations are applied)."""
-    auth = Account.sign_authorization(
+    auth = _account().sign_authorization(
         {"chainId": chain, "address": ZERO_ADDRESS, "nonce": nonce + 1}, key_secret)
     return {"chainId": auth.chain_id, "address": ZERO_ADDRESS, "nonce": auth.nonce,
             "yParity": auth.y_parity, "r": auth.r, "s": auth.s}

@@ -31,7 +31,6 @@ from infra.worker_services import custody_of
 
 log = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=60)
 BATCH = 50
 MAX_BACKOFF_S = 30.0
 _KNOWN = ("already known", "known transaction", "already imported", "alreadyprocessed",
@@ -62,7 +61,8 @@ def _lease(services: Services, row_id: str, moment: datetime) -> SendTransaction
                 SendTransaction.id == row_id, SendTransaction.status.in_(status.OPEN),
                 or_(SendTransaction.lease_until.is_(None),
                     SendTransaction.lease_until < moment))
-            .values(lease_until=moment + LEASE))
+            .values(lease_until=moment + timedelta(
+                seconds=services.settings.broadcast_lease_s)))
         if result.rowcount != 1:
             return None
         row = uow.session.get(SendTransaction, row_id)

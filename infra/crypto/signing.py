@@ -25,7 +25,6 @@ from typing import Any
 
 import coincurve
 import nacl.signing
-from eth_account.messages import encode_typed_data
 from eth_utils import keccak
 
 from infra.crypto.addresses import AddressFormat, Curve
@@ -117,6 +116,10 @@ def eip712_digest(payload: str | dict[str, Any]) -> bytes:
     Raises:
         InvalidRequest: when the payload is not valid EIP-712 typed data.
     """
+    # Imported on first use: eth-account costs about half a second at every process start,
+    # and only EIP-712 payloads need it (infra/__init__ has already tamed py_ecc's import).
+    from eth_account.messages import encode_typed_data
+
     try:
         message = json.loads(payload) if isinstance(payload, str) else payload
         if not isinstance(message, dict):
