@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,32 +117,40 @@ class Deployment:
     def close(self) -> None:
         self.stop.set()
         self.pools.stop(5_000)
-        self.services.stop_listening()
+        if self.services.listener is not None:
+            self.services.stop_listening()
         self.services.engine.dispose()
 
 
-def start(url: str, data_dir: Path) -> Deployment:
-    """Migrate ``url``, compose the embedded roles on it and start their worker threads."""
-    settings = Settings.from_env({
-        "WALLETD_DATA_DIR": str(data_dir), "WALLETD_DATABASE_URL": url,
-        "WALLETD_BROKER_URL": "memory://", "WALLETD_SYNC_WAIT_MS": "10000",
-        "WALLETD_WORKER_THREADS": "2"})
+def start(url: str | None, data_dir: Path,
+          queue_names: Iterable[str] = (queues.CONSENSUS, queues.SIGNING, queues.ACCOUNTS),
+          ) -> Deployment:
+    """Migrate ``url`` (``None``: the data dir's SQLite), compose the embedded roles on it and
+    start their worker threads for ``queue_names``."""
+    env = {"WALLETD_DATA_DIR": str(data_dir), "WALLETD_BROKER_URL": "memory://",
+           "WALLETD_SYNC_WAIT_MS": "10000", "WALLETD_WORKER_THREADS": "2"}
+    if url:
+        env["WALLETD_DATABASE_URL"] = url
+    settings = Settings.from_env(env)
     upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
     ensure_root(services.uow, services.settings)
     declare_all(services)
     stop = threading.Event()
-    pools = start_workers(services, {queues.CONSENSUS, queues.SIGNING, queues.ACCOUNTS}, None,
-                          stop, sweep=False)
-    # Steady state: the process's LISTEN connection is up (as soon after start as it connects).
-    assert services.listener is not None and services.listener.connected.wait(30)
+    pools = start_workers(services, set(queue_names), None, stop, sweep=False)
+    if url:
+        # Steady state: the process's LISTEN connection is up (as soon after start as it
+        # connects).
+        assert services.listener is not None and services.listener.connected.wait(30)
     root = json.loads((data_dir / KEY_FILE).read_text())
-    return Deployment(services, root, url, stop, pools)
+    return Deployment(services, root, settings.effective_database_url, stop, pools)
 
 
 @contextmanager
-def running(url: str, data_dir: Path) -> Iterator[Deployment]:
-    deployment = start(url, data_dir)
+def running(url: str | None, data_dir: Path,
+            queue_names: Iterable[str] = (queues.CONSENSUS, queues.SIGNING, queues.ACCOUNTS),
+            ) -> Iterator[Deployment]:
+    deployment = start(url, data_dir, queue_names)
     try:
         yield deployment
     finally:

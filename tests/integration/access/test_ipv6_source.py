@@ -8,7 +8,6 @@ the IPv6 loopback, with no forwarded header involved.
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -23,12 +22,9 @@ from turnkey_http.generated.client import TurnkeyNetworkError
 from turnkey_sdk_types import GetWhoamiBody, SetIpAllowlistBody
 
 from infra.bootstrap import bootstrap
-from infra.db.migrate import upgrade
-from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
-from infra.settings import Settings
 from ingress.app import create_app
-from walletd.processes import declare_all, start_workers
+from tests.support.in_process import running
 
 
 class _Server6(WSGIServer):
@@ -42,29 +38,20 @@ class _Quiet(WSGIRequestHandler):
 
 @pytest.fixture
 def client6(tmp_path: Path) -> Iterator[TurnkeyClient]:
-    settings = Settings.from_env({"WALLETD_DATA_DIR": str(tmp_path),
-                                  "WALLETD_BROKER_URL": "memory://",
-                                  "WALLETD_SYNC_WAIT_MS": "10000"})
-    upgrade(settings.effective_database_url)
-    services = bootstrap(settings, "embedded")
-    ensure_root(services.uow, services.settings)
-    declare_all(services)
-    stop = threading.Event()
-    pools = start_workers(services, set(queues.ALL), None, stop, sweep=False)
-    app = create_app(bootstrap(settings, "ingress", broker=services.broker))
-    httpd = make_server("::1", 0, app, server_class=_Server6, handler_class=_Quiet)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    root = json.loads((tmp_path / KEY_FILE).read_text())
-    stamper = ApiKeyStamper(ApiKeyStamperConfig(root["apiPublicKey"], root["apiPrivateKey"]))
-    try:
-        yield TurnkeyClient(base_url=f"http://[::1]:{httpd.server_address[1]}", stamper=stamper,
-                            organization_id=root["organizationId"])
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        stop.set()
-        pools.stop(5_000)
-        services.engine.dispose()
+    with running(None, tmp_path, queues.ALL) as deployment:
+        services = deployment.services
+        app = create_app(bootstrap(services.settings, "ingress", broker=services.broker))
+        httpd = make_server("::1", 0, app, server_class=_Server6, handler_class=_Quiet)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        root = deployment.root
+        stamper = ApiKeyStamper(ApiKeyStamperConfig(root["apiPublicKey"],
+                                                    root["apiPrivateKey"]))
+        try:
+            yield TurnkeyClient(base_url=f"http://[::1]:{httpd.server_address[1]}",
+                                stamper=stamper, organization_id=root["organizationId"])
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
 
 
 def test_an_ipv6_source_address_is_allowed_and_refused_by_its_rules(client6: TurnkeyClient) -> None:
