@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
+
+#: While the database stays unreachable, the listener says so at most once per this long.
+QUIET_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class Listener:
     def _run(self) -> None:
         import psycopg
 
+        failures, last_said = 0, 0.0
         while not self._stopping.is_set():
             self._restart.clear()
             try:
@@ -85,12 +90,27 @@ class Listener:
                     for channel in channels:
                         conn.execute(f"LISTEN {channel}")
                     self.connected.set()
+                    if failures:
+                        log.warning("database listener reconnected after %d failed attempts",
+                                    failures)
+                    failures = 0
                     self._reset()  # anything announced before LISTEN took effect
                     while not (self._stopping.is_set() or self._restart.is_set()):
                         for note in conn.notifies(timeout=0.2):
                             self._deliver(note.channel, note.payload)
-            except Exception:
-                log.warning("database listener lost its connection; reconnecting", exc_info=True)
+            except Exception as ex:
+                failures += 1
+                # The first failure with its traceback; while the database stays away, one
+                # line a minute (it retries every second).
+                if failures == 1:
+                    log.warning("database listener lost its connection; reconnecting",
+                                exc_info=True)
+                    last_said = time.monotonic()
+                elif time.monotonic() - last_said >= QUIET_S:
+                    log.warning("database listener still cannot connect (%d attempts): %s",
+                                failures, str(ex).strip().splitlines()[0] if str(ex) else
+                                type(ex).__name__)
+                    last_said = time.monotonic()
             self.connected.clear()
             self._reset()
             if not self._restart.is_set():
