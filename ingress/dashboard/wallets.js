@@ -132,6 +132,38 @@ function tagAdder(api, key, tags, nav) {
   } }, field("Tag", tag), h("div", { class: "field end" }, add));
 }
 
+/** Rename a private key tag and choose the keys that carry it (update_private_key_tag). */
+function keyTagEditor(api, tags, keys, nav) {
+  const which = select("key-tag-edit", tags.map((t) => [t.tagId, t.tagName]), tags[0].tagId);
+  const rename = h("input", { id: "key-tag-rename", autocomplete: "off", required: true });
+  const holders = select("key-tag-edit-keys", keys.map((k) => [k.privateKeyId, k.privateKeyName]), null, { multiple: true, size: Math.min(5, Math.max(2, keys.length)) });
+  const save = h("button", { type: "submit", id: "key-tag-save" }, "Save tag");
+  const chosen = () => tags.find((t) => t.tagId === which.value);
+  const carrying = (t) => new Set(keys.filter((k) => (k.privateKeyTags || []).includes(t.tagId)).map((k) => k.privateKeyId));
+  const load = () => {
+    const t = chosen();
+    rename.value = t.tagName;
+    const had = carrying(t);
+    for (const o of holders.options) o.selected = had.has(o.value);
+  };
+  which.addEventListener("change", load);
+  load();
+  return h("form", { id: "key-tag-edit-form", onsubmit: (ev) => {
+    ev.preventDefault();
+    busy(save, async () => {
+      const t = chosen();
+      const had = carrying(t);
+      const want = new Set([...holders.selectedOptions].map((o) => o.value));
+      const { activity } = await api.submit("update_private_key_tag", "ACTIVITY_TYPE_UPDATE_PRIVATE_KEY_TAG", {
+        privateKeyTagId: t.tagId, newPrivateKeyTagName: rename.value.trim(),
+        addPrivateKeyIds: [...want].filter((id) => !had.has(id)), removePrivateKeyIds: [...had].filter((id) => !want.has(id)) });
+      if (reported(activity, "Tag saved")) nav.refresh();
+    });
+  } }, h("h3", {}, "Rename a tag or change its keys"),
+  h("div", { class: "filters" }, field("Tag", which), field("New name", rename), field("Keys", holders),
+    h("div", { class: "field end" }, save)));
+}
+
 export async function walletsPage(api, root, nav) {
   const [wallets, keys, tags] = await Promise.all([
     api.query("list_wallets").then((r) => r.wallets || []),
@@ -193,7 +225,13 @@ export async function walletsPage(api, root, nav) {
       } }, h("div", { class: "filters" }, field("Name", keyName), field("Curve", keyCurve),
         field("Address formats", keyFormats), field("Tags", keyTags)), keyBtn)),
     h("details", {}, h("summary", {}, `Private key tags (${tags.length})`),
-      h("ul", { id: "key-tags-list" }, tags.map((t) => h("li", {}, t.tagName, " ", code(t.tagId)))),
+      h("ul", { id: "key-tags-list" }, tags.map((t) => h("li", { "data-tag": t.tagId }, t.tagName, " ", code(t.tagId), " ",
+        h("button", { class: "danger small", type: "button", "aria-label": `Delete private key tag ${t.tagName}`,
+          onclick: (ev) => busy(ev.currentTarget, async () => {
+            const { activity } = await api.submit("delete_private_key_tags", "ACTIVITY_TYPE_DELETE_PRIVATE_KEY_TAGS",
+              { privateKeyTagIds: [t.tagId] });
+            if (reported(activity, "Tag deleted")) nav.refresh();
+          }) }, "Delete")))),
       h("form", { class: "row", onsubmit: (ev) => {
         ev.preventDefault();
         busy(tagBtn, async () => {
@@ -201,7 +239,8 @@ export async function walletsPage(api, root, nav) {
             { privateKeyTagName: tagName.value.trim(), privateKeyIds: [] });
           if (reported(activity, "Tag created")) nav.refresh();
         });
-      } }, field("Tag name", tagName), tagBtn))));
+      } }, field("Tag name", tagName), tagBtn),
+      tags.length ? keyTagEditor(api, tags, keys, nav) : null)));
   const key = keys.find((k) => k.privateKeyId === nav.params.key);
   if (key) {
     root.append(h("section", { class: "card", id: "key-detail" }, h("h2", {}, key.privateKeyName),
