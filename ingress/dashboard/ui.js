@@ -154,7 +154,10 @@ export function reported(activity, done) {
   if (s === "COMPLETED") toast(done);
   else if (s === "CONSENSUS_NEEDED") toast(`Waiting for approval: ${short(activity.type)} (${activity.id})`);
   else if (s === "AUTHENTICATORS_NEEDED") toast(`Waiting for MFA: ${short(activity.type)} (${activity.id})`);
-  else toast(`${short(activity.type)}: ${s.toLowerCase()}`, s === "FAILED" || s === "REJECTED" ? "bad" : "ok");
+  else {
+    const why = activity.failure && activity.failure.message ? `: ${activity.failure.message}` : "";
+    toast(`${short(activity.type)}: ${s.toLowerCase()}${why}`, s === "FAILED" || s === "REJECTED" ? "bad" : "ok");
+  }
   return s === "COMPLETED";
 }
 

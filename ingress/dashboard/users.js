@@ -163,15 +163,22 @@ export async function usersPage(api, root, nav) {
       });
     } }, h("div", { class: "filters" }, field("Name", name), field("Email (optional)", email), field("Tags", userTags),
       h("div", { class: "field end" }, create)))));
-  // User tags
+  // User tags: create, rename (and change who carries it), delete.
   const tag = h("input", { id: "user-tag-name", autocomplete: "off" });
   const members = select("user-tag-members", users.map((u) => [u.userId, u.userName]), null, { multiple: true, size: Math.min(5, Math.max(2, users.length)) });
   const addTag = h("button", { type: "submit", id: "user-tag-create" }, "Create tag");
+  const carriers = (t) => users.filter((u) => (u.userTags || []).includes(t.tagId));
+  const removeTag = (t) => (ev) => busy(ev.currentTarget, async () => {
+    const { activity } = await api.submit("delete_user_tags", "ACTIVITY_TYPE_DELETE_USER_TAGS", { userTagIds: [t.tagId] });
+    if (reported(activity, "Tag deleted")) nav.refresh();
+  });
   root.append(h("section", { class: "card" }, h("h2", {}, `User tags (${tags.length})`),
     pagedTable([
       { title: "Tag", cell: (t) => t.tagName },
       { title: "Id", cell: (t) => code(t.tagId) },
-      { title: "Users", cell: (t) => users.filter((u) => (u.userTags || []).includes(t.tagId)).map((u) => u.userName).join(", ") },
+      { title: "Users", cell: (t) => carriers(t).map((u) => u.userName).join(", ") },
+      { title: "", cell: (t) => h("button", { class: "danger small", type: "button", "data-tag": t.tagId,
+        "aria-label": `Delete user tag ${t.tagName}`, onclick: removeTag(t) }, "Delete") },
     ], tags, { id: "user-tags-table", caption: "User tags" }),
     h("form", { id: "user-tag-form", onsubmit: (ev) => {
       ev.preventDefault();
@@ -180,5 +187,37 @@ export async function usersPage(api, root, nav) {
           { userTagName: tag.value.trim(), userIds: [...members.selectedOptions].map((o) => o.value) });
         if (reported(activity, "Tag created")) nav.refresh();
       });
-    } }, h("div", { class: "filters" }, field("Tag name", tag), field("Users", members), h("div", { class: "field end" }, addTag)))));
+    } }, h("div", { class: "filters" }, field("Tag name", tag), field("Users", members), h("div", { class: "field end" }, addTag))),
+    tags.length ? userTagEditor(api, tags, users, carriers, nav) : null));
+}
+
+/** Rename a user tag and choose who carries it (update_user_tag). */
+function userTagEditor(api, tags, users, carriers, nav) {
+  const which = select("user-tag-edit", tags.map((t) => [t.tagId, t.tagName]), tags[0].tagId);
+  const rename = h("input", { id: "user-tag-rename", autocomplete: "off", required: true });
+  const holders = select("user-tag-edit-members", users.map((u) => [u.userId, u.userName]), null, { multiple: true, size: Math.min(5, Math.max(2, users.length)) });
+  const save = h("button", { type: "submit", id: "user-tag-save" }, "Save tag");
+  const chosen = () => tags.find((t) => t.tagId === which.value);
+  const load = () => {
+    const t = chosen();
+    rename.value = t.tagName;
+    const had = new Set(carriers(t).map((u) => u.userId));
+    for (const o of holders.options) o.selected = had.has(o.value);
+  };
+  which.addEventListener("change", load);
+  load();
+  return h("details", {}, h("summary", {}, "Rename a tag or change its users"),
+    h("form", { id: "user-tag-edit-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      busy(save, async () => {
+        const t = chosen();
+        const had = new Set(carriers(t).map((u) => u.userId));
+        const want = new Set([...holders.selectedOptions].map((o) => o.value));
+        const { activity } = await api.submit("update_user_tag", "ACTIVITY_TYPE_UPDATE_USER_TAG", {
+          userTagId: t.tagId, newUserTagName: rename.value.trim(),
+          addUserIds: [...want].filter((id) => !had.has(id)), removeUserIds: [...had].filter((id) => !want.has(id)) });
+        if (reported(activity, "Tag saved")) nav.refresh();
+      });
+    } }, h("div", { class: "filters" }, field("Tag", which), field("New name", rename), field("Users", holders),
+      h("div", { class: "field end" }, save))));
 }

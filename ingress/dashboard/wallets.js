@@ -1,5 +1,6 @@
 // Wallets and private keys: list, create (account specs, address formats), accounts with
 // addresses and derivation paths, export to a key the operator supplies, tags.
+import { encryptWalletToBundle } from "./hpke.js";
 import { busy, code, enumText, facts, field, h, pagedTable, reported, select, toast, when } from "./ui.js";
 
 export const PRESETS = {
@@ -16,13 +17,13 @@ const FORMATS = ["ADDRESS_FORMAT_ETHEREUM", "ADDRESS_FORMAT_SOLANA", "ADDRESS_FO
   "ADDRESS_FORMAT_COMPRESSED", "ADDRESS_FORMAT_UNCOMPRESSED", "ADDRESS_FORMAT_SUI", "ADDRESS_FORMAT_APTOS",
   "ADDRESS_FORMAT_XRP", "ADDRESS_FORMAT_XLM", "ADDRESS_FORMAT_DOGE_MAINNET"];
 
-/** One editable account spec row; returns [row, read()] */
-function accountRow(n, preset = "ethereum", index = 0) {
+/** One editable account spec row (control ids `${ids}-${n}-…`); returns [row, read()] */
+function accountRow(n, preset = "ethereum", index = 0, ids = "acct") {
   const [, curve, path, format] = PRESETS[preset];
-  const curveSel = select(`acct-${n}-curve`, CURVES.map((c) => [c, enumText(c, "CURVE_")]), curve);
-  const pathIn = h("input", { id: `acct-${n}-path`, value: path.replace("{i}", index), spellcheck: "false" });
-  const formatSel = select(`acct-${n}-format`, FORMATS.map((f) => [f, enumText(f, "ADDRESS_FORMAT_")]), format);
-  const presetSel = select(`acct-${n}-preset`, Object.entries(PRESETS).map(([k, v]) => [k, v[0]]), preset, {
+  const curveSel = select(`${ids}-${n}-curve`, CURVES.map((c) => [c, enumText(c, "CURVE_")]), curve);
+  const pathIn = h("input", { id: `${ids}-${n}-path`, value: path.replace("{i}", index), spellcheck: "false" });
+  const formatSel = select(`${ids}-${n}-format`, FORMATS.map((f) => [f, enumText(f, "ADDRESS_FORMAT_")]), format);
+  const presetSel = select(`${ids}-${n}-preset`, Object.entries(PRESETS).map(([k, v]) => [k, v[0]]), preset, {
     onchange: (ev) => {
       const p = PRESETS[ev.target.value];
       curveSel.value = p[1]; pathIn.value = p[2].replace("{i}", index); formatSel.value = p[3];
@@ -38,7 +39,8 @@ function accountsEditor(prefix) {
   const rows = [];
   const box = h("div", { class: "accounts-editor" });
   const add = (preset) => {
-    const [row, read] = accountRow(rows.length, preset, 0);
+    // The new-wallet editor keeps the plain ids; the others are prefixed (ids stay unique).
+    const [row, read] = accountRow(rows.length, preset, 0, prefix === "new" ? "acct" : `${prefix}-acct`);
     rows.push(read);
     box.append(row);
   };
@@ -132,6 +134,72 @@ function tagAdder(api, key, tags, nav) {
   } }, field("Tag", tag), h("div", { class: "field end" }, add));
 }
 
+/**
+ * Import a wallet from a mnemonic: init_import_wallet's enclave-signed importBundle is checked
+ * against the deployment's signer key, the mnemonic is HPKE-sealed to its target key in this
+ * browser (hpke.js), and only the ciphertext goes to import_wallet.
+ */
+function importForm(api, nav) {
+  const name = h("input", { id: "import-name", required: true, autocomplete: "off" });
+  const mnemonic = h("textarea", { id: "import-mnemonic", rows: 3, required: true, spellcheck: "false", autocomplete: "off",
+    placeholder: "twelve to twenty-four words" });
+  const passphrase = h("input", { id: "import-passphrase", type: "password", autocomplete: "off" });
+  const editor = accountsEditor("import");
+  const go = h("button", { class: "primary", type: "submit", id: "import-create" }, "Import wallet");
+  return h("details", {}, h("summary", {}, "Import a wallet from a mnemonic"),
+    h("form", { id: "import-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      busy(go, async () => {
+        const { organizationId, userId } = api.session;
+        const init = await api.submit("init_import_wallet", "ACTIVITY_TYPE_INIT_IMPORT_WALLET", { userId });
+        if (!reported(init.activity, "Import bundle received")) return;
+        const keys = await fetch("/public/v1/discovery/keys").then((r) => r.json());
+        const words = mnemonic.value.trim().split(/\s+/).join(" ");
+        const encryptedBundle = await encryptWalletToBundle(words, passphrase.value, init.result.importBundle,
+          keys.signerPublicKey, organizationId, userId);
+        mnemonic.value = "";
+        passphrase.value = "";
+        const { activity, result } = await api.submit("import_wallet", "ACTIVITY_TYPE_IMPORT_WALLET", {
+          userId, walletName: name.value.trim(), encryptedBundle, accounts: editor.read() });
+        if (reported(activity, `Wallet imported with ${(result.addresses || []).length} accounts`)) nav.go(`wallets?wallet=${result.walletId}`);
+      });
+    } }, h("p", { class: "muted" }, "The mnemonic is encrypted in this browser to a key only the signer holds; it is never sent in clear."),
+    h("div", { class: "filters" }, field("Name", name), field("BIP-39 passphrase (optional)", passphrase)),
+    field("Mnemonic", mnemonic), editor.node, h("div", { class: "actions" }, go)));
+}
+
+/** Rename a private key tag and choose the keys that carry it (update_private_key_tag). */
+function keyTagEditor(api, tags, keys, nav) {
+  const which = select("key-tag-edit", tags.map((t) => [t.tagId, t.tagName]), tags[0].tagId);
+  const rename = h("input", { id: "key-tag-rename", autocomplete: "off", required: true });
+  const holders = select("key-tag-edit-keys", keys.map((k) => [k.privateKeyId, k.privateKeyName]), null, { multiple: true, size: Math.min(5, Math.max(2, keys.length)) });
+  const save = h("button", { type: "submit", id: "key-tag-save" }, "Save tag");
+  const chosen = () => tags.find((t) => t.tagId === which.value);
+  const carrying = (t) => new Set(keys.filter((k) => (k.privateKeyTags || []).includes(t.tagId)).map((k) => k.privateKeyId));
+  const load = () => {
+    const t = chosen();
+    rename.value = t.tagName;
+    const had = carrying(t);
+    for (const o of holders.options) o.selected = had.has(o.value);
+  };
+  which.addEventListener("change", load);
+  load();
+  return h("form", { id: "key-tag-edit-form", onsubmit: (ev) => {
+    ev.preventDefault();
+    busy(save, async () => {
+      const t = chosen();
+      const had = carrying(t);
+      const want = new Set([...holders.selectedOptions].map((o) => o.value));
+      const { activity } = await api.submit("update_private_key_tag", "ACTIVITY_TYPE_UPDATE_PRIVATE_KEY_TAG", {
+        privateKeyTagId: t.tagId, newPrivateKeyTagName: rename.value.trim(),
+        addPrivateKeyIds: [...want].filter((id) => !had.has(id)), removePrivateKeyIds: [...had].filter((id) => !want.has(id)) });
+      if (reported(activity, "Tag saved")) nav.refresh();
+    });
+  } }, h("h3", {}, "Rename a tag or change its keys"),
+  h("div", { class: "filters" }, field("Tag", which), field("New name", rename), field("Keys", holders),
+    h("div", { class: "field end" }, save)));
+}
+
 export async function walletsPage(api, root, nav) {
   const [wallets, keys, tags] = await Promise.all([
     api.query("list_wallets").then((r) => r.wallets || []),
@@ -150,7 +218,8 @@ export async function walletsPage(api, root, nav) {
           walletName: name.value.trim(), accounts: editor.read(), mnemonicLength: Number(words.value) });
         if (reported(activity, `Wallet created with ${(result.addresses || []).length} accounts`)) nav.go(`wallets?wallet=${result.walletId}`);
       });
-    } }, h("div", { class: "filters" }, field("Name", name), field("Mnemonic words", words)), editor.node, h("div", { class: "actions" }, create))));
+    } }, h("div", { class: "filters" }, field("Name", name), field("Mnemonic words", words)), editor.node, h("div", { class: "actions" }, create)),
+    importForm(api, nav)));
   // -- wallets
   root.append(h("section", { class: "card" }, h("h2", {}, `Wallets (${wallets.length})`),
     pagedTable([
@@ -193,7 +262,13 @@ export async function walletsPage(api, root, nav) {
       } }, h("div", { class: "filters" }, field("Name", keyName), field("Curve", keyCurve),
         field("Address formats", keyFormats), field("Tags", keyTags)), keyBtn)),
     h("details", {}, h("summary", {}, `Private key tags (${tags.length})`),
-      h("ul", { id: "key-tags-list" }, tags.map((t) => h("li", {}, t.tagName, " ", code(t.tagId)))),
+      h("ul", { id: "key-tags-list" }, tags.map((t) => h("li", { "data-tag": t.tagId }, t.tagName, " ", code(t.tagId), " ",
+        h("button", { class: "danger small", type: "button", "aria-label": `Delete private key tag ${t.tagName}`,
+          onclick: (ev) => busy(ev.currentTarget, async () => {
+            const { activity } = await api.submit("delete_private_key_tags", "ACTIVITY_TYPE_DELETE_PRIVATE_KEY_TAGS",
+              { privateKeyTagIds: [t.tagId] });
+            if (reported(activity, "Tag deleted")) nav.refresh();
+          }) }, "Delete")))),
       h("form", { class: "row", onsubmit: (ev) => {
         ev.preventDefault();
         busy(tagBtn, async () => {
@@ -201,7 +276,8 @@ export async function walletsPage(api, root, nav) {
             { privateKeyTagName: tagName.value.trim(), privateKeyIds: [] });
           if (reported(activity, "Tag created")) nav.refresh();
         });
-      } }, field("Tag name", tagName), tagBtn))));
+      } }, field("Tag name", tagName), tagBtn),
+      tags.length ? keyTagEditor(api, tags, keys, nav) : null)));
   const key = keys.find((k) => k.privateKeyId === nav.params.key);
   if (key) {
     root.append(h("section", { class: "card", id: "key-detail" }, h("h2", {}, key.privateKeyName),

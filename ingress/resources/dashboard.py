@@ -18,7 +18,7 @@ _JS = "text/javascript; charset=utf-8"
 FILES = {"index.html": falcon.MEDIA_HTML, "style.css": "text/css; charset=utf-8",
          **{f"{name}.js": _JS for name in (
              "app", "api", "stamp", "ui", "eth", "intent", "activities", "wallets", "users",
-             "policies", "overview", "settings")}}
+             "policies", "overview", "settings", "hpke")}}
 #: The page may run only its own scripts and talk only to this origin.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")

@@ -12,6 +12,9 @@ from tests.support.deployment import ROOT, Deployment, Key
 from tests.support.keys import make_key
 from tests.support.raw_api import RawApi
 
+#: Errors each open console page logged (by its browser context).
+CONSOLE_ERRORS: dict[int, list[str]] = {}
+
 ETH_ACCOUNT = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32",
                "path": "m/44'/60'/0'/0/0", "addressFormat": "ADDRESS_FORMAT_ETHEREUM"}
 
@@ -74,3 +77,30 @@ def wait_for(check: Any, timeout: float = 30.0) -> Any:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+def open_console(browser: Any, link: str) -> tuple[Any, Any]:
+    """A new browser context signed in through ``link``: (context, page)."""
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    errors = CONSOLE_ERRORS.setdefault(id(context), [])
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"Uncaught {e}"))
+    page.goto(link)
+    page.wait_for_selector("#who-org")
+    assert "#link=" not in page.url
+    return context, page
+
+
+def close_console(context: Any) -> None:
+    """Close a context; the page broke no Content-Security-Policy rule and threw nothing."""
+    errors = CONSOLE_ERRORS.pop(id(context), [])
+    context.close()
+    assert not [e for e in errors if "Content Security Policy" in e or "Uncaught" in e], errors
+
+
+def go(page: Any, where: str, ready: str) -> None:
+    """Follow the console's route ``where`` and wait for ``ready`` and the page to settle."""
+    page.evaluate(f"location.hash = '#/{where}'")
+    page.wait_for_selector(ready)
+    page.wait_for_function("() => !document.querySelector('#page[aria-busy]')")

@@ -20,8 +20,11 @@ from infra.crypto import bundles, hpke
 from tests.browser.conftest import console_shot
 from tests.browser.console_support import (
     ETH_ACCOUNT,
+    close_console,
     done,
+    go,
     new_user,
+    open_console,
     root_api,
     root_link,
     settled,
@@ -48,37 +51,9 @@ def _transfer_tx() -> str:
                               10**16, data, []]).hex()
 
 
-CONSOLE_ERRORS: dict[int, list[str]] = {}
-
-
 def api_policy_id(api: RawApi, name: str) -> str:
     (policy,) = [p for p in api.read("list_policies")["policies"] if p["policyName"] == name]
     return str(policy["policyId"])
-
-
-def _open(browser: Any, link: str) -> tuple[Any, Any]:
-    context = browser.new_context(viewport={"width": 1360, "height": 900})
-    page = context.new_page()
-    errors = CONSOLE_ERRORS.setdefault(id(context), [])
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(f"Uncaught {e}"))
-    page.goto(link)
-    page.wait_for_selector("#who-org")
-    assert "#link=" not in page.url
-    return context, page
-
-
-def _close(context: Any) -> None:
-    """Close a context; the page broke no Content-Security-Policy rule and threw nothing."""
-    errors = CONSOLE_ERRORS.pop(id(context), [])
-    context.close()
-    assert not [e for e in errors if "Content Security Policy" in e or "Uncaught" in e], errors
-
-
-def _go(page: Any, where: str, ready: str) -> None:
-    page.evaluate(f"location.hash = '#/{where}'")
-    page.wait_for_selector(ready)
-    page.wait_for_function("() => !document.querySelector('#page[aria-busy]')")
 
 
 def test_an_approver_sees_the_decoded_transaction_and_approves(
@@ -117,8 +92,8 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
         "policyId": co_signs, "policyConsensus": "approvers.count() >= 2"}))
     assert {export["status"], change["status"]} == {"ACTIVITY_STATUS_CONSENSUS_NEEDED"}
 
-    context, page = _open(browser, user_link(production, approver.user_id))
-    _go(page, "approvals", f"section.approval[data-activity='{pending['id']}'] [data-part=tx]")
+    context, page = open_console(browser, user_link(production, approver.user_id))
+    go(page, "approvals", f"section.approval[data-activity='{pending['id']}'] [data-part=tx]")
     card = page.locator(f"section.approval[data-activity='{pending['id']}']")
     assert "Sepolia (11155111)" in card.locator("[data-part=chain]").inner_text()
     assert card.locator("[data-part=to]").inner_text().lower() == TOKEN
@@ -152,19 +127,19 @@ def test_an_approver_sees_the_decoded_transaction_and_approves(
     assert [v["userId"] for v in signed["votes"]] == [trader.user_id, approver.user_id]
 
     # The activity's detail: intent, result, both votes and the two policy evaluations.
-    _go(page, f"activity/{pending['id']}", "#policy-evaluations")
+    go(page, f"activity/{pending['id']}", "#policy-evaluations")
     assert raw in page.inner_text("#activity-result")
     assert page.locator("#activity-votes tbody tr").count() == 2
     outcomes = page.inner_text("#policy-evaluations")
     assert "requires consensus" in outcomes and "allow" in outcomes
     console_shot(page, shots, "activity-detail", docs=True)
-    _close(context)
+    close_console(context)
 
 
 def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
         browser: Any, production: Deployment, shots: Path) -> None:
-    context, page = _open(browser, root_link(production))
-    _go(page, "wallets", "#wallet-form")
+    context, page = open_console(browser, root_link(production))
+    go(page, "wallets", "#wallet-form")
     page.fill("#wallet-name", "browser wallet")
     page.click("#new-add-account")  # a second account, preset Solana
     assert page.input_value("#acct-1-path") == "m/44'/501'/0'/0'"
@@ -214,19 +189,19 @@ def test_a_wallet_created_in_the_browser_matches_the_api_and_exports(
               if k["privateKeyName"] == "fee payer"]
     assert key["addresses"][0]["address"] in page.inner_text("#private-keys")
     assert "hot" in page.locator("#private-keys tr:has-text('fee payer')").inner_text()
-    _close(context)
+    close_console(context)
 
 
 def test_users_api_keys_passkeys_and_tags(browser: Any, production: Deployment, shots: Path) -> None:
     # A passkey's relying party must be a name: the console on localhost.
     link = root_link(production).replace("127.0.0.1", "localhost")
-    context, page = _open(browser, link)
+    context, page = open_console(browser, link)
     devtools = context.new_cdp_session(page)
     devtools.send("WebAuthn.enable")
     devtools.send("WebAuthn.addVirtualAuthenticator", {"options": {
         "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
         "hasUserVerification": True, "isUserVerified": True}})
-    _go(page, "users", "#user-form")
+    go(page, "users", "#user-form")
     page.fill("#user-name", "ops")
     page.fill("#user-email", "ops@example.com")
     page.click("#user-create")
@@ -272,7 +247,7 @@ def test_users_api_keys_passkeys_and_tags(browser: Any, production: Deployment, 
     (tag,) = api.read("list_user_tags")["userTags"]
     (user,) = [u for u in api.read("list_users")["users"] if u["userId"] == user_id]
     assert user["userTags"] == [tag["tagId"]] and user["userName"] == "ops team"
-    _close(context)
+    close_console(context)
 
 
 def test_the_policy_editor_shows_a_parse_error_and_a_decision(
@@ -289,8 +264,8 @@ def test_the_policy_editor_shows_a_parse_error_and_a_decision(
     policies_before = api.read("list_policies")["policies"]
     runs_before = api.read("get_policy_evaluations", {"activityId": denied["id"]})["policyEvaluations"]
 
-    context, page = _open(browser, root_link(production))
-    _go(page, "policies", "#policy-form")
+    context, page = open_console(browser, root_link(production))
+    go(page, "policies", "#policy-form")
     page.fill("#policy-name", "analysts create wallets")
     page.fill("#policy-condition", "activity.resource == 'WALLET' &&& activity.action == 'CREATE'")
     page.click("#policy-check")
@@ -326,7 +301,7 @@ def test_the_policy_editor_shows_a_parse_error_and_a_decision(
     page.click("#policy-save")
     page.wait_for_selector("#policies td:has-text('analysts create wallets')")
     assert len(api.read("list_policies")["policies"]) == len(policies_before) + 1
-    _close(context)
+    close_console(context)
 
 
 TOP = "#suborgs ul[role=tree] > li[data-org]"
@@ -342,8 +317,8 @@ def test_overview_tree_service_and_settings(browser: Any, production: Deployment
                 "oauthProviders": []}]})["subOrganizationId"]
     nested = make_organization(production, "acme europe", parent_id=made["acme"]).organization_id
 
-    context, page = _open(browser, root_link(production))
-    _go(page, "overview", "#suborgs li[data-org]")
+    context, page = open_console(browser, root_link(production))
+    go(page, "overview", "#suborgs li[data-org]")
     org = api.read("get_organization")["organizationData"]
     assert page.inner_text("#overview-org-id") == production.root.organization_id
     assert page.inner_text("#count-users").startswith(str(len(org["users"])))
@@ -383,7 +358,7 @@ def test_overview_tree_service_and_settings(browser: Any, production: Deployment
             assert "not available on this deployment" in page.inner_text(part)
     console_shot(page, shots, "overview", docs=True)
 
-    _go(page, "settings", "#feature-form")
+    go(page, "settings", "#feature-form")
     page.select_option("#feature-name", "FEATURE_NAME_SMS_AUTH")
     page.fill("#feature-value", "false")
     page.click("#feature-set")
@@ -392,7 +367,7 @@ def test_overview_tree_service_and_settings(browser: Any, production: Deployment
     assert {"name": "FEATURE_NAME_SMS_AUTH", "value": "false"} in features
     assert page.locator("a[href='#/webhooks']").count() and page.locator("a[href='#/proxy']").count()
     console_shot(page, shots, "settings", docs=True)
-    _close(context)
+    close_console(context)
 
 
 LABELLED = """() => [...document.querySelectorAll('#page input, #page select, #page textarea, #page button')]
@@ -411,7 +386,7 @@ def test_keyboard_labels_focus_and_a_thousand_rows(
         done(api, "create_wallet_accounts", "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS", {
             "walletId": wallet_id, "accounts": [
                 {**ETH_ACCOUNT, "path": f"m/44'/60'/0'/0/{i}"} for i in range(start, start + 100)]})
-    context, page = _open(browser, root_link(production))
+    context, page = open_console(browser, root_link(production))
     page.wait_for_function("() => !document.querySelector('#page[aria-busy]')")
 
     # Keyboard: the skip link comes first, then the navigation; following a link moves focus
@@ -431,10 +406,10 @@ def test_keyboard_labels_focus_and_a_thousand_rows(
     # Every visible control of every page has a label.
     for where in ("overview", "approvals", "activities", "wallets", "users", "policies", "settings",
                   "webhooks", "proxy"):
-        _go(page, where, "main#page h1")
+        go(page, where, "main#page h1")
         assert page.evaluate(LABELLED) == [], where
     # Rows open with the keyboard.
-    _go(page, "wallets", "#wallets tbody tr")
+    go(page, "wallets", "#wallets tbody tr")
     page.focus("#wallets tbody tr:has-text('a thousand accounts')")
     page.keyboard.press("Enter")
     page.wait_for_selector("#wallet-accounts tbody tr")
@@ -471,4 +446,4 @@ def test_keyboard_labels_focus_and_a_thousand_rows(
     print(f"\nCONSOLE 1000 rows: table re-render {took:.1f} ms; route + its queries + render {whole:.1f} ms")
     (shots / "thousand-rows.txt").write_text(f"render {took:.1f} ms\nroute+fetch+render {whole:.1f} ms\n")
     console_shot(page, shots, "thousand-rows")
-    _close(context)
+    close_console(context)
