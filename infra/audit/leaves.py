@@ -24,7 +24,6 @@ from sqlalchemy.orm import Session
 
 from infra.audit.canonical import canonical, digest
 from infra.clock import now
-from infra.db import pipelined
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.audit import AuditStaged, table
 from infra.db.unit_of_work import UnitOfWork
@@ -42,10 +41,8 @@ ROW_KINDS: Final = frozenset({ACTIVITY, VOTE, REDACTION})
 
 _DECISIONS: Final = "walletd.audit.decisions"
 _STAGED: Final = "walletd.audit.staged"
-#: No RETURNING (nobody reads the id), so it may wait in a pipeline (``infra.db.pipelined``).
-_INSERT: Final = insert(table(AuditStaged)).inline()
+_INSERT: Final = insert(table(AuditStaged))
 _APPROVED: Final = "VOTE_SELECTION_APPROVED"
-_DEFERRED: Final = {pipelined.DEFERRED: True}
 
 
 def timestamp() -> str:
@@ -61,8 +58,7 @@ def stage(session: Session, entry: dict[str, Any]) -> str:
     data = canonical(entry).decode()
     session.execute(_INSERT, {"organization_id": entry.get("organizationId"),
                               "activity_id": entry.get("activityId"),
-                              "entry": data, "created_at": now()},
-                    execution_options=_DEFERRED)
+                              "entry": data, "created_at": now()})
     session.info.setdefault(_STAGED, {})[entry.get("activityId")] = data
     return data
 

@@ -44,12 +44,8 @@ def make_engine(url: str, *, pool_size: int = 10, application_name: str = "walle
     # No pre-ping: it costs a round trip on every checkout. A connection broken by a server
     # restart fails one statement, SQLAlchemy then invalidates the whole pool, workers retry
     # (transient errors) and the ingress answers 503; pool_recycle bounds connection age.
-    engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800,
-                           connect_args={"application_name": application_name[:63]})
-    from infra.db import pipelined
-
-    pipelined.install(engine)
-    return engine
+    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800,
+                         connect_args={"application_name": application_name[:63]})
 
 
 _WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()

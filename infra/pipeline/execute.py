@@ -26,7 +26,6 @@ from sqlalchemy.orm import Session
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
-from infra.db import pipelined
 from infra.db.models.activities import Activity
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import Internal, PolicyDenied, Sealed, WalletError
@@ -67,14 +66,13 @@ def run_activity(services: Services, activity_id: str) -> str | None:
     """Decide and execute ``activity_id`` if it is PENDING; return the status it ended in."""
     activity_type = "?"  # a plain local: the failure path never reads the failed session
     try:
-        with services.uow() as uow, pipelined.transaction(uow.session) as pipe:
+        with services.uow() as uow:
             ballot = decide.claim(uow.session, activity_id)
             if ballot is None:
                 return None
             activity = ballot.activity
             activity_type = activity.type
             status = _settle(services, uow, ballot)
-            pipe.commit()
             uow.commit()
             return status
     except Sealed:

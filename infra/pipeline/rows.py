@@ -18,7 +18,6 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
-from infra.db import pipelined
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import PolicyEvaluation
@@ -32,9 +31,6 @@ ACTIVITY_COLUMNS: Final = tuple(c.name for c in ACTIVITIES.columns)
 VOTE_COLUMNS: Final = tuple(c.name for c in VOTES.columns)
 USER_COLUMNS: Final = tuple(c.name for c in USERS.columns)
 EVALUATION_COLUMNS: Final = tuple(c.name for c in EVALUATIONS.columns)
-
-
-_DEFERRED: Final = {pipelined.DEFERRED: True}
 
 
 class Prepared:
@@ -51,7 +47,7 @@ class Prepared:
         self.statement = statement
         self._compiled: tuple[str, dict[str, Any], tuple[str, ...]] | None = None
 
-    def execute(self, session: Session, params: Mapping[str, Any], deferred: bool = False) -> Any:
+    def execute(self, session: Session, params: Mapping[str, Any]) -> Any:
         connection = session.connection()
         if connection.dialect.name != "postgresql":
             return session.execute(self.statement, dict(params))
@@ -66,8 +62,6 @@ class Prepared:
             value = params[name]
             process = processors.get(name)
             values[name] = process(value) if process is not None and value is not None else value
-        if deferred:
-            return connection.exec_driver_sql(sql, values, execution_options=_DEFERRED)
         return connection.exec_driver_sql(sql, values)
 
 
@@ -106,7 +100,7 @@ def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[
     """
     params = {**{"a_" + k: v for k, v in activity.items()}, **{"v_" + k: v for k, v in vote.items()}}
     if _is_postgresql(session):
-        _INSERT_BOTH_PREPARED.execute(session, params, deferred=True)
+        _INSERT_BOTH_PREPARED.execute(session, params)
     else:
         session.execute(_INSERT_ACTIVITY, params)
         session.execute(_INSERT_VOTE, params)
@@ -242,11 +236,11 @@ def settle(session: Session, activity_id: str, values: dict[str, Any],
     else:
         notify = None
     if evaluation is None:
-        _SETTLES[notify is not None].execute(session, params, deferred=True)
+        _SETTLES[notify is not None].execute(session, params)
         return
     params.update({"e_" + k: v for k, v in evaluation.items()})
     if postgresql:
-        _SETTLES_WITH_EVALUATION[notify is not None].execute(session, params, deferred=True)
+        _SETTLES_WITH_EVALUATION[notify is not None].execute(session, params)
     else:
         session.execute(INSERT_EVALUATION, params)
         session.execute(SETTLE, params)

@@ -20,7 +20,6 @@ from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
 from infra.auth.principal import Principal, authenticate
 from infra.clock import new_id, now
-from infra.db import pipelined
 from infra.db.models.activities import Activity, Vote
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import (
@@ -99,7 +98,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
     """
     fp = fingerprint(body)
     moment = now()
-    with services.uow() as uow, pipelined.transaction(uow.session, pipelined.INGRESS) as pipe:
+    with services.uow() as uow:
         session = uow.session
         login = bool(spec.extra.get("login"))
         principal = authenticate(session, headers, body, envelope.organization_id, moment,
@@ -134,7 +133,6 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
             raise
         try:
             activity_id = _store(uow, envelope, version, params.wire(), body, fp, principal).id
-            pipe.commit()
         except IntegrityError:
             # The same body raced in concurrently and the other request stored it first.
             uow.rollback()
