@@ -223,16 +223,17 @@ class Profiler:
 
 def start_walletd(args: argparse.Namespace, work: Path) -> tuple[Deployment, list[str]]:
     """The deployment under test and what :func:`stop_walletd` must remove after it."""
+    extra = dict(item.split("=", 1) for item in args.env)
     if args.embedded:
         dep = Deployment.embedded(work, extra_env={
-            "WALLETD_WORKER_THREADS": str(args.worker_threads)})
+            "WALLETD_WORKER_THREADS": str(args.worker_threads), **extra})
         return dep, []
     db, vhost = services.create_database(), services.create_vhost()
     try:
         dep = Deployment.production(work, db, vhost, extra_env={
             "WALLETD_HTTP_WORKERS": str(args.http_workers),
             "WALLETD_HTTP_THREADS": str(args.http_threads),
-            "WALLETD_WORKER_THREADS": str(args.worker_threads)})
+            "WALLETD_WORKER_THREADS": str(args.worker_threads), **extra})
     except BaseException:
         services.drop_database(db)
         services.delete_vhost(vhost)
@@ -259,6 +260,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3,
                         help="slices per full-load phase; the floor, walletd and OpenBao take "
                              "turns slice by slice so the machine's drifting load hits all three")
+    parser.add_argument("--env", action="append", default=[], metavar="WALLETD_X=VALUE",
+                        help="an environment variable for every walletd process (repeatable), "
+                             "e.g. to compare a setting's two values")
     parser.add_argument("--profile", action="store_true",
                         help="py-spy every walletd process during the full-load phases")
     args = parser.parse_args()
