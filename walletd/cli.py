@@ -201,6 +201,9 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
             self.cfg.set("threads", args.threads or settings.http_threads)
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("accesslog", None)
+            # No gunicornc control socket: its default path is per user, not per server, so
+            # the ingress and the auth proxy on one host would take each other's.
+            self.cfg.set("control_socket_disable", True)
             # SIGTERM: stop accepting, let in-flight requests finish for this long.
             self.cfg.set("graceful_timeout", settings.shutdown_timeout_s)
             self.cfg.set("keepalive", 5)
@@ -236,6 +239,7 @@ def cmd_auth_proxy(args: argparse.Namespace, settings: Settings) -> int:
             self.cfg.set("threads", args.threads or settings.http_threads)
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("accesslog", None)
+            self.cfg.set("control_socket_disable", True)  # as the ingress's (cmd_ingress)
             self.cfg.set("graceful_timeout", 10)
             self.cfg.set("keepalive", 5)
 

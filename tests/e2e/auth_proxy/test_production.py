@@ -75,3 +75,14 @@ def test_the_contact_limit_is_shared_by_the_processes(production_proxy: Proxied)
     answers = [production_proxy.call("otp_init", body, tenant.config_id).status_code
                for _ in range(6)]
     assert answers[:3] == [200, 200, 200] and set(answers[3:]) == {429}, answers
+
+
+def test_the_ingress_and_the_proxy_open_no_shared_control_socket(
+        production_proxy: Proxied) -> None:
+    """gunicorn's control socket defaults to one path per user: two servers on one host
+    would take each other's (and its commands can stop workers). Both serve without it."""
+    dep = production_proxy.dep
+    for name in ("ingress", "auth-proxy"):
+        log = (dep.workdir / f"{name}.log").read_text(errors="replace")
+        assert "Booting worker" in log, log[-2000:]
+        assert "Control socket" not in log, log[-2000:]
