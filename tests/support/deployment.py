@@ -82,7 +82,7 @@ class Deployment:
                     **(extra_env or {})})
         dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
         dep._spawn("up", [*WALLETD, "up", "--data-dir", str(data), "--port", str(port)])
-        dep.wait_ready()
+        dep._ready_or_stop()
         dep.root = _read_key(data / "root-api-key.json")
         return dep
 
@@ -115,7 +115,7 @@ class Deployment:
         dep._spawn("ingress", [*WALLETD, "ingress"])
         for name in WORKER_GROUPS:
             dep.start_worker(name, workers)
-        dep.wait_ready()
+        dep._ready_or_stop()
         return dep
 
     def start_worker(self, group: str, processes: int = 1) -> None:
@@ -143,6 +143,15 @@ class Deployment:
         log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
         self.processes[name] = subprocess.Popen(cmd, env=env or self.env, cwd=ROOT, stdout=log,
                                                 stderr=subprocess.STDOUT, start_new_session=True)
+
+    def _ready_or_stop(self) -> None:
+        """Wait until ready; if it never is, stop what was started (no orphan processes)."""
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.verify_audit_on_stop = False
+            self.stop()
+            raise
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
