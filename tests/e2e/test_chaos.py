@@ -18,7 +18,7 @@ from bench.chaos import COMPLETED, Config, run_chaos
 from tests.support import private_services
 from tests.support.services import CI
 
-ACTIVITIES = 300
+ACTIVITIES = 150
 
 
 @pytest.mark.timeout(1200)

@@ -177,15 +177,20 @@ class Deployment:
         proc.wait(30)
 
     def stop(self) -> None:
-        for name in list(self.processes):
-            proc = self.processes[name]
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    proc.wait(15)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
+        """SIGTERM every process group at once (each shuts down gracefully, in parallel),
+        SIGKILL what is still running 15 s later."""
+        running = [proc for proc in self.processes.values() if proc.poll() is None]
+        for proc in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for proc in running:
+            try:
+                proc.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(15)
+                proc.wait(15)
         if self.verify_audit_on_stop and self.root.organization_id and (
                 {"WALLETD_DATABASE_URL", "WALLETD_DATA_DIR"} & set(self.env)):
             self.verify_audit_log()
