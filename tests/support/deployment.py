@@ -132,6 +132,21 @@ class Deployment:
                             "--processes", str(processes)],
                     env={**self.env, "WALLETD_METRICS_PORT": str(port)})
 
+    def start_auth_proxy(self, url: str, workers: int = 2, threads: int = 4) -> None:
+        """``walletd auth-proxy`` under gunicorn (its port from ``WALLETD_AUTH_PROXY_PORT``),
+        waited for until ``url``'s ``/health`` answers."""
+        self._spawn("auth-proxy", [*WALLETD, "auth-proxy", "--workers", str(workers),
+                                   "--threads", str(threads)])
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{url}/health", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, self.log("auth-proxy")
+            time.sleep(0.3)
+
     def metrics_url(self, name: str) -> str:
         """Where a role serves ``/metrics``: ``ingress``/``up`` on the API port, worker groups
         on their own port."""

@@ -4,13 +4,11 @@ limits and for configuration changes."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.e2e.auth_proxy.conftest import Proxied, new_tenant
 from tests.support import services
@@ -32,18 +30,8 @@ def production_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxi
         "WALLETD_AUTH_PROXY_PORT": str(port), "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}"})
     try:
         dep.env["WALLETD_API_URL"] = dep.base_url
-        dep._spawn("auth-proxy", [sys.executable, "-m", "walletd", "auth-proxy", "--workers", "2",
-                                  "--threads", "4"])
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert time.monotonic() < deadline, dep.log("auth-proxy")
-            time.sleep(0.3)
+        dep.start_auth_proxy(url)
         yield Proxied(dep, url, mailbox, sms)
     finally:
         dep.stop()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -47,21 +46,6 @@ def _status(dep: Deployment) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
-def _start_proxy(dep: Deployment, url: str) -> None:
-    """``walletd auth-proxy`` under gunicorn with two worker processes, answering ``/health``."""
-    dep._spawn("auth-proxy", [sys.executable, "-m", "walletd", "auth-proxy", "--workers", "2",
-                              "--threads", "4"])
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if requests.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        assert time.monotonic() < deadline, dep.log("auth-proxy")
-        time.sleep(0.3)
-
-
 @pytest.fixture(scope="module")
 def sealed_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
     db = services.create_database()
@@ -78,7 +62,7 @@ def sealed_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
     try:
         dep.env["WALLETD_API_URL"] = dep.base_url
         url = f"http://127.0.0.1:{port}"
-        _start_proxy(dep, url)
+        dep.start_auth_proxy(url)
         yield Proxied(dep, url, mailbox, sms)
     finally:
         dep.stop()
@@ -166,7 +150,7 @@ def test_the_proxy_is_sealed_until_a_quorum_unseals_it(sealed_proxy: Proxied) ->
     # with no configuration cached, and are the ones the next quorum reaches.
     old_pids = frozenset(p["pid"] for p in _proxy_processes(dep))
     dep.kill("auth-proxy", signal.SIGTERM)
-    _start_proxy(dep, sealed_proxy.proxy_url)
+    dep.start_auth_proxy(sealed_proxy.proxy_url)
     restarted = _proxy_processes(dep, besides=old_pids)
     assert all(p["sealed"] for p in restarted), restarted
     _all_refused_sealed(sealed_proxy, config_id, "restarted@example.com")
