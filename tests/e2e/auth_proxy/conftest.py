@@ -6,11 +6,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
+from tests.support import services
 from tests.support.deployment import Deployment, free_port, make_organization
 from tests.support.mailboxes import Mailbox, SmsApi, start_smtp
 from tests.support.raw_api import RawApi
@@ -56,6 +58,32 @@ def start(tmp: Any, **env: str) -> Iterator[Proxied]:
         dep.stop()
         sms.stop()
         controller.stop()
+
+
+@contextmanager
+def start_production(tmp: Any, **env: str) -> Iterator[Proxied]:
+    """The production shape: ``walletd auth-proxy`` under gunicorn (two worker processes)
+    beside gunicorn ingress and separate workers on a PostgreSQL database of its own, sharing
+    Redis (the broker, the rate limits, configuration changes), a loopback SMTP server."""
+    db = services.create_database()
+    redis = services.redis_url()
+    controller, mailbox, smtp_port = start_smtp()
+    sms = SmsApi().start()
+    port = free_port()
+    dep = Deployment.production(Path(tmp), db, redis, extra_env={
+        "WALLETD_RATE_LIMIT_URL": redis, "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600",
+        "WALLETD_AUTH_PROXY_PORT": str(port), "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}",
+        **env})
+    try:
+        dep.env["WALLETD_API_URL"] = dep.base_url
+        url = f"http://127.0.0.1:{port}"
+        dep.start_auth_proxy(url)
+        yield Proxied(dep, url, mailbox, sms)
+    finally:
+        dep.stop()
+        sms.stop()
+        controller.stop()
+        services.drop_database(db)
 
 
 @pytest.fixture(scope="package")

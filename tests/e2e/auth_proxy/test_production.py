@@ -6,38 +6,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.e2e.auth_proxy.conftest import Proxied, new_tenant
-from tests.support import services
-from tests.support.deployment import Deployment, free_port
-from tests.support.mailboxes import SmsApi, start_smtp
+from tests.e2e.auth_proxy.conftest import Proxied, new_tenant, start_production
 
 APP = "https://app.example.com"
 
 
 @pytest.fixture(scope="module")
 def production_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
-    db = services.create_database()
-    redis = services.redis_url()
-    controller, mailbox, smtp_port = start_smtp()
-    sms = SmsApi().start()
-    port = free_port()
-    dep = Deployment.production(Path(tmp_path_factory.mktemp("proxy-prod")), db, redis, extra_env={
-        "WALLETD_RATE_LIMIT_URL": redis, "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600",
-        "WALLETD_AUTH_PROXY_PORT": str(port), "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}"})
-    try:
-        dep.env["WALLETD_API_URL"] = dep.base_url
-        url = f"http://127.0.0.1:{port}"
-        dep.start_auth_proxy(url)
-        yield Proxied(dep, url, mailbox, sms)
-    finally:
-        dep.stop()
-        sms.stop()
-        controller.stop()
-        services.drop_database(db)
+    with start_production(tmp_path_factory.mktemp("proxy-prod")) as proxied:
+        yield proxied
 
 
 def test_changes_reach_every_proxy_process(production_proxy: Proxied) -> None:

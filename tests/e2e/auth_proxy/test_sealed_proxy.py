@@ -16,7 +16,6 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,10 +24,8 @@ import requests
 from infra.authproxy.keys import ProxyKey
 from infra.seal.wiring import build_state
 from infra.settings import Settings
-from tests.e2e.auth_proxy.conftest import Proxied, completed
-from tests.support import services
-from tests.support.deployment import ROOT, WALLETD, Deployment, free_port
-from tests.support.mailboxes import SmsApi, start_smtp
+from tests.e2e.auth_proxy.conftest import Proxied, completed, start_production
+from tests.support.deployment import ROOT, WALLETD, Deployment
 from tests.support.raw_api import RawApi
 
 #: A sealed answer must come at once: well below the client's 30 s timeout.
@@ -48,27 +45,10 @@ def _status(dep: Deployment) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def sealed_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
-    db = services.create_database()
-    redis = services.redis_url()
-    controller, mailbox, smtp_port = start_smtp()
-    sms = SmsApi().start()
-    port = free_port()
-    dep = Deployment.production(Path(tmp_path_factory.mktemp("proxy-sealed")), db, redis,
-                                extra_env={
-        "WALLETD_SEAL": "shamir", "WALLETD_SYNC_WAIT_MS": "1500",
-        "WALLETD_RATE_LIMIT_URL": redis, "WALLETD_AUTH_PROXY_CONFIG_TTL_S": "600",
-        "WALLETD_AUTH_PROXY_PORT": str(port), "WALLETD_SMTP_URL": f"smtp://127.0.0.1:{smtp_port}",
-        "WALLETD_EMAIL_FROM": "Wallet App <login@wallet.example>"})
-    try:
-        dep.env["WALLETD_API_URL"] = dep.base_url
-        url = f"http://127.0.0.1:{port}"
-        dep.start_auth_proxy(url)
-        yield Proxied(dep, url, mailbox, sms)
-    finally:
-        dep.stop()
-        sms.stop()
-        controller.stop()
-        services.drop_database(db)
+    with start_production(tmp_path_factory.mktemp("proxy-sealed"), WALLETD_SEAL="shamir",
+                          WALLETD_SYNC_WAIT_MS="1500",
+                          WALLETD_EMAIL_FROM="Wallet App <login@wallet.example>") as proxied:
+        yield proxied
 
 
 def _proxy_processes(dep: Deployment, count: int = 2, timeout: float = 60,
