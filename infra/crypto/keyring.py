@@ -21,12 +21,12 @@ import binascii
 import json
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from infra.errors import GRPC_INTERNAL, KeyVersionRetired, WalletError
+from infra.private_file import write_private
 
 KEYRING_FORMAT = "walletd-master-keys/1"
 MASTER_KEY_BYTES = 32
@@ -191,19 +191,7 @@ def load_keyring_file(path: str | os.PathLike[str]) -> MasterKeyring:
 
 def save_keyring_file(path: str | os.PathLike[str], keyring: MasterKeyring) -> None:
     """Atomically write the keyring with mode 0600."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".master-keys.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(keyring.to_json())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(path, keyring.to_json())
 
 
 def init_keyring_file(path: str | os.PathLike[str]) -> MasterKeyring:
@@ -214,19 +202,8 @@ def init_keyring_file(path: str | os.PathLike[str]) -> MasterKeyring:
     """
     p = Path(path)
     if not p.exists():
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".master-keys.", suffix=".new")
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(MasterKeyring.generate().to_json())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.link(tmp, p)
-        except FileExistsError:
-            pass  # another process created it first: use theirs
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        # Exclusive: if another process created it first, use theirs.
+        write_private(p, MasterKeyring.generate().to_json(), exclusive=True)
     return load_keyring_file(p)
 
 

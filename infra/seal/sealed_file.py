@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import json
 import os
 import secrets
 import stat
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from infra.crypto.keyring import MasterKeyring, load_keyring_value
+from infra.private_file import write_private
 from infra.seal.errors import Sealed
 
 FORMAT = "walletd-sealed-keyring/1"
@@ -180,23 +181,5 @@ def write(path: str | os.PathLike[str], sealed: SealedFile, *, exclusive: bool =
     Raises:
         FileExistsError: ``exclusive`` and the file exists (another process initialised it).
     """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".keyring.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(sealed.to_json())
-            fh.flush()
-            os.fsync(fh.fileno())
-        if exclusive:
-            os.link(tmp, p)
-        else:
-            os.replace(tmp, p)
-        dir_fd = os.open(p.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    if not write_private(path, sealed.to_json(), exclusive=exclusive):
+        raise FileExistsError(errno.EEXIST, "the sealed keyring exists already", str(path))

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import secrets
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
 from infra.errors import InvalidSignature, WalletError
+from infra.private_file import write_private
 
 SIGNATURE_VERSION = "v1"
 SIGNATURE_ALGORITHM = "ed25519"
@@ -327,24 +327,8 @@ def _write_private(ring: WebhookKeyRing, target: Path, *, exclusive: bool) -> bo
 
     With ``exclusive`` an existing ``target`` is left alone and ``False`` is returned.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(keyring_to_json(ring), handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        if not exclusive:
-            os.replace(tmp, target)
-            return True
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            return False
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    return write_private(target, json.dumps(keyring_to_json(ring), indent=2),
+                         exclusive=exclusive)
 
 
 def save_keyring(ring: WebhookKeyRing, path: str | os.PathLike[str]) -> None:
