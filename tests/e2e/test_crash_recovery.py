@@ -87,6 +87,7 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
             with psycopg.connect(db_url, autocommit=True) as conn:
                 rows = conn.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database() "
                     "AND application_name LIKE 'walletd-worker[%%signing%%' "
                     "AND query ILIKE 'SELECT activities.id AS a_id, %%'").fetchone()
                 return bool(rows and rows[0] >= 1)

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
+
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WALLETD = [sys.executable, "-m", "walletd"]
@@ -31,12 +32,6 @@ WORKER_GROUPS = {
     "executors": "signing,accounts",
     "notifier": "notifications",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

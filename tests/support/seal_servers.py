@@ -22,6 +22,7 @@ from pathlib import Path
 import requests
 
 from bench.openbao import OpenBao
+from tests.support.ports import free_port
 
 SEAL_KEY = "walletd-seal"
 POLICY = f"""
@@ -30,12 +31,6 @@ path "transit/decrypt/{SEAL_KEY}" {{ capabilities = ["update"] }}
 """
 SOFTHSM_LIBRARIES = ("/usr/lib/softhsm/libsofthsm2.so",
                      "/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -87,7 +82,7 @@ def moto_kms(port: int | None = None) -> Iterator[Kms]:
     from moto.server import ThreadedMotoServer
 
     kms_credentials()
-    port = port or _free_port()
+    port = port or free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
@@ -165,7 +160,7 @@ class Relay:
 
     def __init__(self, target_port: int) -> None:
         self.target_port = target_port
-        self.port = _free_port()
+        self.port = free_port()
         self._server: socket.socket | None = None
 
     @property

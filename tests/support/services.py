@@ -7,11 +7,14 @@ loudly (dramatiq's rule). ``make test`` starts installed-but-stopped services fi
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import uuid
 
 import pytest
+
+from tests.support.ports import worker_slot
 
 PG_ADMIN_URL = os.environ.get("WALLETD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 AMQP_HOST = os.environ.get("WALLETD_TEST_AMQP_HOST", "127.0.0.1")
@@ -81,6 +84,9 @@ def delete_vhost(url: str) -> None:
 
 
 def redis_url() -> str:
-    """A Redis URL on a random logical database."""
+    """A Redis URL on a random logical database of this pytest-xdist worker's own (tests
+    that reset their database with FLUSHDB never empty another worker's)."""
     require("Redis", "127.0.0.1", 6379)
-    return f"{REDIS_URL}/{int(uuid.uuid4().int % 14) + 1}"
+    index, count = worker_slot()
+    own = [db for db in range(1, 16) if db % count == index]
+    return f"{REDIS_URL}/{random.choice(own)}"
