@@ -151,6 +151,8 @@ def initialise(config: SealConfig, kind: str, *, count: int = 5, threshold: int 
                                public=_public(contents), recovery=recovery)
         written = blank.with_contents(root, contents)
         written = replace(written, wrapped_root=seal.wrap(root, written.deployment))
+        written = written.with_event("SEAL_INITIALISED", threshold=threshold, shares=count,
+                                     importedFiles=sorted(Path(p).name for p in found))
         sealed_file.write(config.keyring_file, written, exclusive=True)
         _verify(config, written, seal, root, contents)
     for path in found:
@@ -180,6 +182,8 @@ def import_legacy(config: SealConfig, root: bytes, legacy: LegacyFiles) -> list[
                           auth_proxy=imported.auth_proxy if legacy.auth_proxy in paths
                           else existing.auth_proxy)
         written = replace(current.with_contents(root, merged), public=_public(merged))
+        written = written.with_event("KEY_FILES_IMPORTED",
+                                     importedFiles=sorted(Path(p).name for p in paths))
         sealed_file.write(config.keyring_file, written)
         if written.open(root).to_bytes() != merged.to_bytes():
             raise Sealed("the imported keyring does not verify")
@@ -231,6 +235,7 @@ def rekey(config: SealConfig, given: list[str], count: int, threshold: int) -> O
         seal, handed, recovery = _new_wrapper(config, current.seal_type, count, threshold)
         written = replace(current, seal=seal.describe(), recovery=recovery,
                           wrapped_root=seal.wrap(root, current.deployment))
+        written = written.with_event("SEAL_REKEYED", threshold=threshold, shares=count)
         sealed_file.write(config.keyring_file, written)
         _verify(config, written, seal, root, contents)
     log.info("seal: rekeyed (%s seal, %d of %d)", current.seal_type, threshold, count)
@@ -258,6 +263,8 @@ def migrate(config: SealConfig, to: str, given: list[str], count: int, threshold
             seal = auto_seal(to, config)
         written = replace(current, seal=seal.describe(), recovery=recovery,
                           wrapped_root=seal.wrap(root, current.deployment))
+        written = written.with_event("SEAL_MIGRATED", fromSealType=current.seal_type,
+                                     threshold=threshold if handed else 0, shares=len(handed))
         sealed_file.write(config.keyring_file, written)
         _verify(config, written, seal, root, contents)
     log.info("seal: migrated from %s to %s", current.seal_type, to)
@@ -279,6 +286,7 @@ def rotate_root(config: SealConfig, given: list[str]) -> int:
         bumped = replace(current, root_version=current.root_version + 1)
         written = bumped.with_contents(new_root, contents)
         written = replace(written, wrapped_root=seal.wrap(new_root, current.deployment))
+        written = written.with_event("ROOT_KEY_ROTATED")
         sealed_file.write(config.keyring_file, written)
         _verify(config, written, seal, new_root, contents)
     log.info("seal: root key rotated to version %d", written.root_version)

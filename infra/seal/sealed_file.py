@@ -9,12 +9,19 @@ One JSON document, mode 0600, replaced atomically (temp file, fsync, rename)::
      "wrapped_root": "...",                   the root key, as the seal wrapped it
      "recovery": {"shares": 5, "threshold": 3, "verifier": "<hmac>"},   auto-unseal types
      "keyring": "<base64url(nonce ‖ AES-256-GCM(root key, contents))>",
-     "public": {"auth_proxy_public_key": "<hex>"}}
+     "public": {"auth_proxy_public_key": "<hex>"},
+     "events": [{"id": "<random>", "event": "SEAL_INITIALISED", "time": ..., ...}, ...]}
 
 The contents (:class:`Contents`) are every key of the deployment: every master-key version
 (which wraps the data keys of wallets, private keys and sealed service keys), the webhook
 signing seeds, the auth proxy's private key. Nothing in the file is usable without the root
 key, and the root key is only ever in the file as the seal wrapped it.
+
+``events`` is the seal's public history: every change of the key hierarchy the file holds
+(initialised, rekeyed, migrated, root key rotated, plaintext files imported) appends one,
+in the same atomic replacement as the change. No database is needed for a seal operation
+(``walletd operator init`` runs before the first migration); the audit log records each event
+once, from the consensus worker (``infra.audit.seal_events``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import os
 import secrets
 import stat
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +93,7 @@ class SealedFile:
     keyring: str
     recovery: dict[str, Any] | None = None
     public: dict[str, str] = field(default_factory=dict)
+    events: tuple[dict[str, Any], ...] = ()
 
     @property
     def seal_type(self) -> str:
@@ -113,11 +122,20 @@ class SealedFile:
         blob = nonce + AESGCM(root).encrypt(nonce, contents.to_bytes(), self.aad())
         return replace(self, keyring=b64u(blob))
 
+    def with_event(self, event: str, **details: Any) -> SealedFile:
+        """A copy whose history ends with ``event`` (non-secret details only), stating the
+        seal type and root key version of this copy."""
+        entry = {"id": secrets.token_hex(16), "event": event,
+                 "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                 "deployment": self.deployment, "sealType": self.seal_type,
+                 "rootKeyVersion": self.root_version, **details}
+        return replace(self, events=(*self.events, entry))
+
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "deployment": self.deployment, "seal": self.seal,
                            "root_version": self.root_version, "wrapped_root": self.wrapped_root,
                            "recovery": self.recovery, "keyring": self.keyring,
-                           "public": self.public}, indent=2)
+                           "public": self.public, "events": list(self.events)}, indent=2)
 
     @classmethod
     def new(cls, seal: dict[str, Any], wrapped_root: str, root: bytes, contents: Contents,
@@ -140,7 +158,8 @@ def parse(text: str) -> SealedFile:
         return SealedFile(deployment=str(doc["deployment"]), seal=dict(doc["seal"]),
                           root_version=int(doc["root_version"]),
                           wrapped_root=str(doc["wrapped_root"]), keyring=str(doc["keyring"]),
-                          recovery=doc.get("recovery"), public=dict(doc.get("public") or {}))
+                          recovery=doc.get("recovery"), public=dict(doc.get("public") or {}),
+                          events=tuple(dict(e) for e in doc.get("events") or ()))
     except (ValueError, KeyError, TypeError, AttributeError):
         raise Sealed(f"the sealed keyring is malformed; expected {FORMAT} JSON") from None
 

@@ -255,9 +255,33 @@ def test_shamir_production_path_unsealed_by_three_of_five(backing: tuple[str, st
             assert _operator(dep, "unseal", share).returncode == 0
         _wait_worker(dep, "executors", ready=True)
         _sign(dep, address, b"unsealed again")
+        # ``walletd operator init`` (before the first migration) is a leaf of the audit log
+        # once the consensus worker runs: its seal type and threshold, no share.
+        initialised = _seal_event_leaves(dep, "SEAL_INITIALISED")
+        assert len(initialised) == 1 and initialised[0]["details"]["threshold"] == 3
+        assert initialised[0]["details"]["sealType"] == "shamir"
+        assert not any(share in json.dumps(initialised) for share in given)
         _secret_scan(dep, given)
     finally:
         dep.stop()
+
+
+def _seal_event_leaves(dep: Deployment, event: str, timeout: float = 30) -> list[dict[str, Any]]:
+    """The leaves (staged or appended) of ``event``, once there is one."""
+    engine = make_engine(database_url(dep))
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            with engine.connect() as conn:
+                rows = conn.execute(text(
+                    "SELECT entry FROM audit_staged UNION ALL SELECT data FROM audit_leaves"))
+                found = [leaf for leaf in (json.loads(row[0]) for row in rows)
+                         if leaf.get("kind") == "key" and leaf.get("event") == event]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.5)
+    finally:
+        engine.dispose()
 
 
 def _root_key(dep: Deployment, given: list[str]) -> bytes:

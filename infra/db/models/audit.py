@@ -103,6 +103,15 @@ class AuditBoot(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 
+class AuditSealEvent(Base):
+    """A seal event (``keyring.sealed``'s ``events``) the log holds a leaf of: each once."""
+
+    __tablename__ = "audit_seal_events"
+
+    event_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
 def table(model: type[Base]) -> Table:
     """A model's Core table (for Core statements off the ORM's unit of work)."""
     return cast(Table, model.__table__)
