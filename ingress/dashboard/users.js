@@ -11,6 +11,11 @@ export async function browserApiKey() {
   return { publicKey: hex(compress(raw)), privateKey: hex(fromB64url(jwk.d)) };
 }
 
+/** "1 key", "3 keys". */
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 function expiryText(k) {
   if (!k.expirationSeconds || k.expirationSeconds === "0") return "never";
   const at = Number(k.createdAt?.seconds || 0) + Number(k.expirationSeconds);
@@ -143,7 +148,9 @@ export async function usersPage(api, root, nav) {
       { title: "Name", cell: (u) => h("a", { href: `#/users?user=${u.userId}` }, u.userName) },
       { title: "Email", cell: (u) => u.userEmail || "" },
       { title: "Root", cell: (u) => (roots.has(u.userId) ? "root" : "") },
-      { title: "Credentials", cell: (u) => `${(u.apiKeys || []).length} keys · ${(u.authenticators || []).length} passkeys · ${(u.oauthProviders || []).length} OAuth` },
+      { title: "Credentials", cell: (u) => [count((u.apiKeys || []).length, "key"),
+                                            count((u.authenticators || []).length, "passkey"),
+                                            `${(u.oauthProviders || []).length} OAuth`].join(" · ") },
       { title: "Tags", cell: (u) => (u.userTags || []).map(tagName).join(", ") },
     ], users, { id: "users", caption: "Users", onOpen: (u) => nav.go(`users?user=${u.userId}`) })));
   // New user

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 from eth_account import Account
 
 from infra.crypto import bundles, hpke
+from tests.browser.conftest import console_shot
 from tests.browser.console_support import close_console, go, open_console, root_api, root_link
 from tests.support.deployment import Deployment
 
 
 def test_a_wallet_is_imported_from_a_mnemonic_encrypted_in_the_browser(
-        browser: Any, production: Deployment) -> None:
+        browser: Any, production: Deployment, shots: Path) -> None:
     Account.enable_unaudited_hdwallet_features()
     _, mnemonic = Account.create_with_mnemonic()
     passphrase = "correct horse"
@@ -31,6 +33,7 @@ def test_a_wallet_is_imported_from_a_mnemonic_encrypted_in_the_browser(
     go(page, "wallets", "#wallet-form")
     page.click("#page details:has(#import-form) summary")
     page.fill("#import-name", name)
+    console_shot(page, shots, "wallet-import", docs=True)  # the form, before any secret
     page.fill("#import-mnemonic", "  " + mnemonic.replace(" ", "\n  ") + "\n")  # spacing is tidied
     page.fill("#import-passphrase", passphrase)
     assert page.input_value("#import-acct-0-path") == "m/44'/60'/0'/0/0"

@@ -6,8 +6,10 @@ Chromium, production path): every change an activity the page stamps itself
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
+from tests.browser.conftest import console_shot
 from tests.browser.console_support import (
     close_console,
     done,
@@ -48,7 +50,8 @@ def _tags_of_key(api: RawApi, key_id: str) -> list[str]:
     return list(key.get("privateKeyTags") or [])
 
 
-def test_a_user_tag_is_renamed_its_users_changed_and_deleted(browser: Any, production: Deployment) -> None:
+def test_a_user_tag_is_renamed_its_users_changed_and_deleted(browser: Any, production: Deployment,
+                                                              shots: Path) -> None:
     api = root_api(production)
     first, second = _unique("auditors"), _unique("signers")
     first_id = done(api, "create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG",
@@ -74,6 +77,7 @@ def test_a_user_tag_is_renamed_its_users_changed_and_deleted(browser: Any, produ
     assert _tags_of_user(api, alice.user_id) == []
     assert _tags_of_user(api, bob.user_id) == [first_id]
     page.wait_for_selector(f"#user-tags-table tr:has-text('{renamed}'):has-text('{bob_name}')")
+    console_shot(page, shots, "user-tags", docs=True)
 
     # A name another tag carries: the wire error's message, and nothing changes.
     go(page, "users", "#user-tags-table")
