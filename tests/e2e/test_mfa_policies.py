@@ -219,6 +219,22 @@ def test_a_signature_completes_after_an_email_step_and_a_passkey_step(
         receiver.stop()
 
 
+def test_the_proposer_ends_a_wait_by_rejecting_it(dep: Deployment) -> None:
+    """An MFA wait does not expire by itself (docs/ACCESS.md): the proposer's rejection, an
+    ordinary vote that no MFA step gates, ends it."""
+    user = User(dep, "mfa rejecter")
+    address = _wallet_address(user)
+    _policy(user)
+    waiting = _sign(user, address)
+    assert waiting["status"] == WAITING, waiting
+    rejected = user.api.submit("reject_activity", "ACTIVITY_TYPE_REJECT_ACTIVITY",
+                               {"fingerprint": waiting["fingerprint"]})
+    assert rejected.status_code == 200, rejected.text
+    target = user.api.read("get_activity", {"activityId": waiting["id"]})["activity"]
+    assert target["status"] == "ACTIVITY_STATUS_REJECTED", target
+    assert "signRawPayloadResult" not in json.dumps(target.get("result") or {})
+
+
 def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
     user = User(dep, "mfa admin")
     address = _wallet_address(user)

@@ -21,6 +21,7 @@ SCHEMES = {
 class TestKey:
     """A key pair in the wire forms clients use."""
 
+    __test__ = False  # not a test class, whatever its name
     curve: str
     public_key: str
     private_key: str
