@@ -15,6 +15,7 @@ import consensus.sweeper
 import workers.actors
 from infra.broadcast import tracker
 from infra.messaging import queues
+from infra.seal import reports as seal_reports
 from infra.seal.state import SealState
 from infra.seal.wiring import current_seal
 from infra.services import Services
@@ -134,6 +135,8 @@ def start_workers(services: Services, queue_names: set[str], threads: int | None
     pools = Workers(workers)
     if seal is not None and gated:
         _gate(seal, pools, gated, build, services.settings.shutdown_timeout_s * 1000)
+    if seal is not None:
+        seal_reports.start(services, seal, stop)  # the console's seal state
     if sweep and queues.CONSENSUS in queue_names:
         consensus.sweeper.start(services, stop)
     if sweep and queues.SIGNING in queue_names:

@@ -78,5 +78,10 @@ def test_describe_activity_and_service_status(embedded: Deployment) -> None:
     assert (status["databaseDialect"], status["broker"]) == ("sqlite", "memory")
     assert status["databaseRevision"]
     document = requests.get(embedded.base_url + "/public/v1/openapi.json", timeout=10).json()
-    for name in ("describe_activity", "evaluate_policy_draft", "get_service_status"):
+    seal = root.read("get_seal_status")
+    assert seal["sealed"] is False and seal["sealType"] == "static", seal
+    assert seal["processes"] and all(not p["sealed"] for p in seal["processes"])
+    assert set(seal["processes"][0]) == {"role", "sealed", "progress", "reportedAt"}
+    for name in ("describe_activity", "evaluate_policy_draft", "get_service_status",
+                 "get_seal_status"):
         assert f"/public/v1/query/{name}" in document["x-walletd-undocumented-operations"]

@@ -107,6 +107,21 @@ def _activity(dep: Deployment, activity_id: str) -> dict[str, Any]:
     return dict(answer.json()["activity"])
 
 
+def _seal_status(dep: Deployment, until: Any = None, timeout: float = 30) -> dict[str, Any]:
+    """``get_seal_status`` through the ingress (what the console shows), once ``until`` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body = json.dumps({"organizationId": dep.root.organization_id})
+        stamp = dep.client().stamper.stamp(body)
+        answer = dep.post("/public/v1/query/get_seal_status", body,
+                          {stamp.stamp_header_name: stamp.stamp_header_value})
+        assert answer.status_code == 200, answer.text
+        status = dict(answer.json())
+        if until is None or until(status) or time.monotonic() > deadline:
+            return status
+        time.sleep(0.5)
+
+
 def _wait_settled(dep: Deployment, activity_id: str, timeout: float = 90) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -229,6 +244,12 @@ def test_shamir_production_path_unsealed_by_three_of_five(backing: tuple[str, st
         assert status["progress"] == 0 and len(status["processes"]) >= 3
         health = _health(dep, "executors")
         assert health.returncode == 1 and "sealed" in health.stderr, health
+        # The console's seal state: every worker process reports it, sealed, through the
+        # database (the ingress holds no seal).
+        reported = _seal_status(dep, lambda s: len(s["processes"]) >= 3)
+        assert reported["sealed"] is True and reported["sealType"] == "shamir"
+        assert reported["threshold"] == 3 and len(reported["processes"]) >= 3
+        assert not any(share in json.dumps(reported) for share in given)
         wallet = _raw_submit(dep, CREATE_WALLET, "ACTIVITY_TYPE_CREATE_WALLET",
                              {"walletName": "made while sealed", "accounts": [ETH]})
         assert wallet.status_code == 200
@@ -244,6 +265,9 @@ def test_shamir_production_path_unsealed_by_three_of_five(backing: tuple[str, st
                 assert after["progress"] == i
         _wait_worker(dep, "executors", ready=True)
         assert _health(dep, "executors").returncode == 0
+        unsealed = _seal_status(dep, lambda s: s["sealed"] is False)
+        assert unsealed["sealed"] is False and unsealed["rootKeyVersion"] == 1
+        assert all(not p["sealed"] for p in unsealed["processes"]), unsealed
         made = _wait_settled(dep, wallet.json()["activity"]["id"])
         assert made["status"] == "ACTIVITY_STATUS_COMPLETED", made
         address = made["result"]["createWalletResult"]["addresses"][0]
