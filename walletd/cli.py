@@ -186,6 +186,21 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _http_config(cfg: Any, bind: str, args: argparse.Namespace, settings: Settings, *,
+                 graceful_timeout: float) -> None:
+    """The gunicorn settings the ingress and the auth proxy share (gthread workers)."""
+    cfg.set("bind", bind)
+    cfg.set("workers", args.workers or settings.http_workers)
+    cfg.set("threads", args.threads or settings.http_threads)
+    cfg.set("worker_class", "gthread")
+    cfg.set("accesslog", None)
+    # No gunicorn control socket: its default path is per user, not per server, so the
+    # ingress and the auth proxy on one host would take each other's.
+    cfg.set("control_socket_disable", True)
+    cfg.set("graceful_timeout", graceful_timeout)
+    cfg.set("keepalive", 5)
+
+
 def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
     from gunicorn.app.base import BaseApplication
 
@@ -196,17 +211,9 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
 
     class Ingress(BaseApplication):
         def load_config(self) -> None:
-            self.cfg.set("bind", f"{settings.host}:{settings.port}")
-            self.cfg.set("workers", args.workers or settings.http_workers)
-            self.cfg.set("threads", args.threads or settings.http_threads)
-            self.cfg.set("worker_class", "gthread")
-            self.cfg.set("accesslog", None)
-            # No gunicornc control socket: its default path is per user, not per server, so
-            # the ingress and the auth proxy on one host would take each other's.
-            self.cfg.set("control_socket_disable", True)
-            # SIGTERM: stop accepting, let in-flight requests finish for this long.
-            self.cfg.set("graceful_timeout", settings.shutdown_timeout_s)
-            self.cfg.set("keepalive", 5)
+            # SIGTERM: stop accepting, let in-flight requests finish for shutdown_timeout_s.
+            _http_config(self.cfg, f"{settings.host}:{settings.port}", args, settings,
+                         graceful_timeout=settings.shutdown_timeout_s)
             self.cfg.set("child_exit", lambda _arbiter, worker: multiprocess.process_exited(worker.pid))
             self.cfg.set("worker_exit", lambda _arbiter, _worker: _exit_quickly())
 
@@ -234,14 +241,8 @@ def cmd_auth_proxy(args: argparse.Namespace, settings: Settings) -> int:
 
     class AuthProxy(BaseApplication):
         def load_config(self) -> None:
-            self.cfg.set("bind", f"{settings.host}:{settings.effective_auth_proxy_port}")
-            self.cfg.set("workers", args.workers or settings.http_workers)
-            self.cfg.set("threads", args.threads or settings.http_threads)
-            self.cfg.set("worker_class", "gthread")
-            self.cfg.set("accesslog", None)
-            self.cfg.set("control_socket_disable", True)  # as the ingress's (cmd_ingress)
-            self.cfg.set("graceful_timeout", 10)
-            self.cfg.set("keepalive", 5)
+            _http_config(self.cfg, f"{settings.host}:{settings.effective_auth_proxy_port}",
+                         args, settings, graceful_timeout=10)
 
         def load(self) -> Any:
             return create_app(settings)

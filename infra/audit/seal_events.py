@@ -35,22 +35,18 @@ _INSERT = insert(table(AuditSealEvent))
 
 def record(session: Session, sealed: SealedFile) -> int:
     """Stage a leaf for each event of ``sealed`` not recorded yet; how many were staged."""
-    ids = [str(event.get("id", "")) for event in sealed.events]
-    if not ids:
+    events = {str(event.get("id", "")): event for event in sealed.events}
+    events.pop("", None)  # an event without an id (a hand-edited file) cannot be deduplicated
+    if not events:
         return 0
     known = set(session.scalars(select(AuditSealEvent.event_id)
-                                .where(AuditSealEvent.event_id.in_(ids))))
-    staged = 0
-    for event in sealed.events:
-        event_id = str(event.get("id", ""))
-        if not event_id or event_id in known:
-            continue
+                                .where(AuditSealEvent.event_id.in_(events))))
+    new = [(event_id, event) for event_id, event in events.items() if event_id not in known]
+    for event_id, event in new:
         session.execute(_INSERT, {"event_id": event_id})
         details = {key: value for key, value in event.items() if key != "event"}
         record_key_event(session, str(event.get("event", "SEAL_EVENT")), details)
-        known.add(event_id)
-        staged += 1
-    return staged
+    return len(new)
 
 
 class SealEventRecorder:

@@ -19,21 +19,17 @@ from sqlalchemy import delete, insert, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from infra.clock import now
-from infra.db.models.seal import FRESH_S, REPORT_INTERVAL_S, SealReport
+from infra.db.models.seal import REPORT_INTERVAL_S, SealReport
 from infra.seal.state import SealState
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FRESH_S", "start"]
-
-
 def _values(seal: SealState) -> dict[str, Any]:
     status = seal.status()
-    return {"role": str(status.get("process") or "")[:128], "sealed": bool(status["sealed"]),
-            "seal_type": str(status.get("type") or "")[:16],
-            "root_version": int(status.get("version") or 0),
-            "threshold": int(status.get("threshold") or 0),
-            "progress": int(status.get("progress") or 0), "reported_at": now()}
+    return {"role": status["process"][:128], "sealed": status["sealed"],
+            "seal_type": status["type"][:16], "root_version": status["version"],
+            "threshold": status["threshold"], "progress": status["progress"],
+            "reported_at": now()}
 
 
 def start(services: Any, seal: SealState, stop: threading.Event) -> threading.Thread:
