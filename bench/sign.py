@@ -194,6 +194,15 @@ class Profiler:
         for _, _, proc in self.procs:
             proc.wait(60)
 
+    def keep(self, directory: Path) -> None:
+        """Copy the collapsed stacks to ``directory`` (for a flame graph or a closer look)."""
+        import shutil
+
+        directory.mkdir(parents=True, exist_ok=True)
+        for _, target, _ in self.procs:
+            if target.exists():
+                shutil.copy(target, directory / target.name)
+
     def report(self, top: int = 12) -> str:
         lines = []
         for name, target, _ in self.procs:
@@ -263,6 +272,8 @@ def main() -> None:
     parser.add_argument("--env", action="append", default=[], metavar="WALLETD_X=VALUE",
                         help="an environment variable for every walletd process (repeatable), "
                              "e.g. to compare a setting's two values")
+    parser.add_argument("--profile-out", type=Path, default=None,
+                        help="with --profile: keep py-spy's collapsed stacks in this directory")
     parser.add_argument("--profile", action="store_true",
                         help="py-spy every walletd process during the full-load phases")
     args = parser.parse_args()
@@ -340,6 +351,8 @@ def main() -> None:
               f"{bao_server_cpu:.2f} ms ({walletd_cpu / max(bao_server_cpu, 1e-9):.1f}x)")
         if profiler is not None:
             print(profiler.report())
+            if args.profile_out is not None:
+                profiler.keep(args.profile_out)
     finally:
         if bao is not None:
             bao.stop()

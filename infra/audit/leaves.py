@@ -16,16 +16,18 @@ A leaf holds digests and identifiers, never a secret: intents and results appear
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
-from sqlalchemy import insert
+from sqlalchemy import bindparam, insert
 from sqlalchemy.orm import Session
 
 from infra.audit.canonical import canonical, digest
 from infra.clock import now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.audit import AuditStaged, table
+from infra.db.prepared import Prepared
 from infra.db.unit_of_work import UnitOfWork
 
 #: Leaf format version (``v`` in every leaf).
@@ -41,7 +43,11 @@ ROW_KINDS: Final = frozenset({ACTIVITY, VOTE, REDACTION})
 
 _DECISIONS: Final = "walletd.audit.decisions"
 _STAGED: Final = "walletd.audit.staged"
-_INSERT: Final = insert(table(AuditStaged))
+_DEFERRED: Final = "walletd.audit.deferred"
+#: The columns of a staged row (its ``id`` is the database's).
+STAGED_COLUMNS: Final = ("organization_id", "activity_id", "entry", "created_at")
+_INSERT: Final = Prepared(insert(table(AuditStaged)).values(
+    {name: bindparam(name, type_=table(AuditStaged).c[name].type) for name in STAGED_COLUMNS}))
 _APPROVED: Final = "VOTE_SELECTION_APPROVED"
 
 
@@ -53,14 +59,43 @@ def timestamp() -> str:
 def stage(session: Session, entry: dict[str, Any]) -> str:
     """Insert ``entry`` (a leaf without ``index``/``prev``) in the caller's transaction.
 
-    Returns its canonical JSON (what app proofs commit to, by digest)."""
+    Inside :func:`held` the row is handed to the caller's statement instead of being
+    inserted at once. Returns its canonical JSON (what app proofs commit to, by digest)."""
     entry = {"v": FORMAT, **entry}
     data = canonical(entry).decode()
-    session.execute(_INSERT, {"organization_id": entry.get("organizationId"),
-                              "activity_id": entry.get("activityId"),
-                              "entry": data, "created_at": now()})
+    row = {"organization_id": entry.get("organizationId"), "activity_id": entry.get("activityId"),
+           "entry": data, "created_at": now()}
+    waiting: list[dict[str, Any]] | None = session.info.get(_DEFERRED)
+    if waiting is not None:
+        waiting.append(row)
+    else:
+        _INSERT.execute(session, row)
     session.info.setdefault(_STAGED, {})[entry.get("activityId")] = data
     return data
+
+
+@contextmanager
+def held(session: Session) -> Iterator[list[dict[str, Any]]]:
+    """Hold the leaves staged inside the block (as ``audit_staged`` rows, in order) so the
+    statement that makes the change they record can insert them in the same round trip
+    (``infra.pipeline.rows``). The caller must pass every held row to such a statement or to
+    :func:`insert_held` before its transaction commits."""
+    waiting: list[dict[str, Any]] = []
+    outer = session.info.get(_DEFERRED)
+    session.info[_DEFERRED] = waiting
+    try:
+        yield waiting
+    finally:
+        if outer is None:
+            session.info.pop(_DEFERRED, None)
+        else:
+            session.info[_DEFERRED] = outer
+
+
+def insert_held(session: Session, rows: Iterable[dict[str, Any]]) -> None:
+    """Insert held leaves on their own, in order."""
+    for row in rows:
+        _INSERT.execute(session, row)
 
 
 def staged_entry(session: Session, activity_id: str) -> str | None:

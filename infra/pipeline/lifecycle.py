@@ -24,6 +24,7 @@ from sqlalchemy import ColumnElement, Update, bindparam, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from infra.audit import leaves as audit_leaves
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.db.unit_of_work import ActivityListener, UnitOfWork
@@ -46,6 +47,8 @@ SETTLED: Final = TERMINAL | {CONSENSUS_NEEDED, AUTHENTICATORS_NEEDED}
 SETTLED_CHANNEL: Final = "walletd_activity_settled"
 #: PostgreSQL NOTIFY channel carrying ``<id> <v1Activity JSON>`` of an activity that settled
 #: where its rendering is known (``settle(answer=...)``), so the waiting request needs no read.
+#: Only COMPLETED activities that are not votes travel so (``infra.pipeline.execute``): the
+#: request answers with the text as it came.
 ANSWER_CHANNEL: Final = "walletd_activity_answer"
 #: Called as ``listener(uow, activity, previous_status)`` after every change.
 Listener = ActivityListener
@@ -201,10 +204,11 @@ def settle(
     Moves an activity claimed in this transaction to ``status`` and tells the listeners
     (which see ``activity`` changed, as with :func:`transition`), then writes the new status,
     version, result and failure with, in the same statement on PostgreSQL, the policy
-    ``evaluation`` that decided it and the ``answer`` (the settled activity's rendering,
-    ``ANSWER_CHANNEL``; in process, held by :class:`Settlements` until the commit) that
-    spares the waiting ingress its read. A change a listener makes to ``activity``
-    (redaction) is written at commit by the ORM, and seen by ``answer``.
+    ``evaluation`` that decided it, the audit-log leaf its listeners staged and the
+    ``answer`` (the settled activity's rendering, ``ANSWER_CHANNEL``; in process, held by
+    :class:`Settlements` until the commit) that spares the waiting ingress its read. A change
+    a listener makes to ``activity`` (redaction) is written at commit by the ORM, and seen by
+    ``answer``.
     """
     session = uow.session
     previous = activity.status
@@ -217,10 +221,11 @@ def settle(
     }
     for key, value in values.items():
         set_committed_value(activity, key, value)
-    _notify(uow, activity, previous)
+    with audit_leaves.held(session) as leaves:
+        _notify(uow, activity, previous)
     payload = answer(activity) if answer is not None else None
     rows.settle(session, activity.id, values, evaluation,
-                (ANSWER_CHANNEL, payload) if payload is not None else None)
+                (ANSWER_CHANNEL, payload) if payload is not None else None, leaves)
     if payload is not None:
         for listener in uow.listeners:
             owner = getattr(listener, "__self__", None)

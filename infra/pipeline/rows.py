@@ -18,51 +18,23 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
 
+from infra.audit.leaves import STAGED_COLUMNS, insert_held
 from infra.db.models.activities import Activity, Vote
+from infra.db.models.audit import AuditStaged
 from infra.db.models.organizations import Organization, User
 from infra.db.models.policies import PolicyEvaluation
+from infra.db.prepared import Prepared
 
 ACTIVITIES: Final = cast(Table, Activity.__table__)
 VOTES: Final = cast(Table, Vote.__table__)
 USERS: Final = cast(Table, User.__table__)
 EVALUATIONS: Final = cast(Table, PolicyEvaluation.__table__)
+STAGED: Final = cast(Table, AuditStaged.__table__)
 
 ACTIVITY_COLUMNS: Final = tuple(c.name for c in ACTIVITIES.columns)
 VOTE_COLUMNS: Final = tuple(c.name for c in VOTES.columns)
 USER_COLUMNS: Final = tuple(c.name for c in USERS.columns)
 EVALUATION_COLUMNS: Final = tuple(c.name for c in EVALUATIONS.columns)
-
-
-class Prepared:
-    """A Core statement compiled once and sent as its SQL text on PostgreSQL.
-
-    ``session.execute`` walks a statement's cache key and looks it up in the compiled cache
-    on every execution, which for these wide statements costs more Python than the round
-    trip; here the SQL and its bind processors are kept from the first execution. The rows
-    come back as psycopg decodes them (JSON as Python objects, aware datetimes). Elsewhere
-    (SQLite, whose JSON and datetimes SQLAlchemy decodes) it is ``session.execute``.
-    """
-
-    def __init__(self, statement: Any) -> None:
-        self.statement = statement
-        self._compiled: tuple[str, dict[str, Any], tuple[str, ...]] | None = None
-
-    def execute(self, session: Session, params: Mapping[str, Any]) -> Any:
-        connection = session.connection()
-        if connection.dialect.name != "postgresql":
-            return session.execute(self.statement, dict(params))
-        compiled = self._compiled
-        if compiled is None:
-            built = self.statement.compile(dialect=connection.dialect)
-            compiled = self._compiled = (built.string, dict(built._bind_processors),
-                                         tuple(built.bind_names.values()))
-        sql, processors, names = compiled
-        values = {}
-        for name in names:
-            value = params[name]
-            process = processors.get(name)
-            values[name] = process(value) if process is not None and value is not None else value
-        return connection.exec_driver_sql(sql, values)
 
 
 def _type(column: Any) -> Any:
@@ -89,18 +61,38 @@ _INSERT_BOTH: Final = insert(VOTES).from_select(
              for name, bind in _binds(VOTES, "v_").items()]).select_from(_NEW_ACTIVITY))
 
 
-_INSERT_BOTH_PREPARED: Final = Prepared(_INSERT_BOTH)
+#: An audit-log leaf (``infra.audit.leaves.held``) riding along with a statement.
+_NEW_LEAF: Final = (insert(STAGED)
+                    .values({name: bindparam("l_" + name, type_=STAGED.c[name].type)
+                             for name in STAGED_COLUMNS})
+                    .returning(STAGED.c.id).cte("new_leaf"))
+#: PostgreSQL: the activity, its vote and a leaf: one statement, ``{leaf?: statement}``.
+_INSERTS_BOTH: Final = {False: Prepared(_INSERT_BOTH), True: Prepared(_INSERT_BOTH.add_cte(_NEW_LEAF))}
 
 
-def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[str, Any]) -> None:
-    """Insert a new activity and its first vote (one statement on PostgreSQL).
+def _with_leaf(session: Session, params: dict[str, Any],
+               leaves: list[dict[str, Any]]) -> bool:
+    """Whether the statement about to run carries the one held leaf (added to ``params``);
+    otherwise the held leaves are inserted now, on their own and in order."""
+    if len(leaves) == 1 and _is_postgresql(session):
+        params.update({"l_" + k: v for k, v in leaves[0].items()})
+        return True
+    insert_held(session, leaves)
+    return False
+
+
+def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[str, Any],
+                   leaves: list[dict[str, Any]] | None = None) -> None:
+    """Insert a new activity and its first vote, with the audit-log ``leaves`` held for them
+    (one statement on PostgreSQL when there is at most one leaf).
 
     Raises:
         IntegrityError: the organization already holds an activity with this fingerprint.
     """
     params = {**{"a_" + k: v for k, v in activity.items()}, **{"v_" + k: v for k, v in vote.items()}}
+    leaf = _with_leaf(session, params, leaves or [])
     if _is_postgresql(session):
-        _INSERT_BOTH_PREPARED.execute(session, params)
+        _INSERTS_BOTH[leaf].execute(session, params)
     else:
         session.execute(_INSERT_ACTIVITY, params)
         session.execute(_INSERT_VOTE, params)
@@ -214,20 +206,29 @@ def store_evaluation(session: Session, evaluation: dict[str, Any]) -> None:
 _NOTIFY: Final = text("(SELECT true FROM pg_notify(:notify_channel, :notify_payload)) IS NOT NULL")
 SETTLE_NOTIFYING: Final = SETTLE.where(_NOTIFY)
 SETTLE_WITH_EVALUATION_NOTIFYING: Final = SETTLE_WITH_EVALUATION.where(_NOTIFY)
-_SETTLES: Final = {False: Prepared(SETTLE), True: Prepared(SETTLE_NOTIFYING)}
-_SETTLES_WITH_EVALUATION: Final = {False: Prepared(SETTLE_WITH_EVALUATION),
-                                   True: Prepared(SETTLE_WITH_EVALUATION_NOTIFYING)}
+#: PostgreSQL: ``{(evaluation?, notify?, leaf?): statement}``.
+_SETTLES: Final = {
+    (evaluation, notify, leaf): Prepared(statement.add_cte(_NEW_LEAF) if leaf else statement)
+    for (evaluation, notify), statement in {
+        (False, False): SETTLE, (False, True): SETTLE_NOTIFYING,
+        (True, False): SETTLE_WITH_EVALUATION, (True, True): SETTLE_WITH_EVALUATION_NOTIFYING,
+    }.items()
+    for leaf in (False, True)
+}
 #: PostgreSQL's limit on a NOTIFY payload is 8000 bytes.
 MAX_PAYLOAD: Final = 7900
 
 
 def settle(session: Session, activity_id: str, values: dict[str, Any],
            evaluation: dict[str, Any] | None,
-           notify: tuple[str, str] | None = None) -> None:
-    """Write a claimed activity's new state, and the policy evaluation that decided it.
+           notify: tuple[str, str] | None = None,
+           leaves: list[dict[str, Any]] | None = None) -> None:
+    """Write a claimed activity's new state, the policy evaluation that decided it and the
+    audit-log ``leaves`` held for the change.
 
-    On PostgreSQL, one statement, which also sends ``notify`` (channel, payload) when given
-    and small enough for a NOTIFY; elsewhere ``notify`` is ignored.
+    On PostgreSQL, one statement (when there is at most one leaf), which also sends
+    ``notify`` (channel, payload) when given and small enough for a NOTIFY; elsewhere
+    ``notify`` is ignored.
     """
     params = {"activity_id": activity_id, **values}
     postgresql = _is_postgresql(session)
@@ -235,15 +236,15 @@ def settle(session: Session, activity_id: str, values: dict[str, Any],
         params.update(notify_channel=notify[0], notify_payload=notify[1])
     else:
         notify = None
-    if evaluation is None:
-        _SETTLES[notify is not None].execute(session, params)
-        return
-    params.update({"e_" + k: v for k, v in evaluation.items()})
+    leaf = _with_leaf(session, params, leaves or [])
+    if evaluation is not None:
+        params.update({"e_" + k: v for k, v in evaluation.items()})
     if postgresql:
-        _SETTLES_WITH_EVALUATION[notify is not None].execute(session, params)
-    else:
+        _SETTLES[(evaluation is not None, notify is not None, leaf)].execute(session, params)
+        return
+    if evaluation is not None:
         session.execute(INSERT_EVALUATION, params)
-        session.execute(SETTLE, params)
+    session.execute(SETTLE, params)
 
 
 # --- answer: the settled activity with its votes and voters ---------------------------------

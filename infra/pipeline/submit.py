@@ -6,6 +6,7 @@ ingress resource only moves bytes in and out.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
+from infra.audit import leaves as audit_leaves
 from infra.auth.principal import Principal, authenticate
 from infra.clock import new_id, now
 from infra.db.models.activities import Activity, Vote
@@ -81,12 +83,47 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
         WalletError: Any 4xx condition, or the activity's own failure when it FAILED
             inside the wait (so clients see the error as Turnkey reports it).
     """
+    return submit_answer(services, path, headers, body).view()
+
+
+def submit_json(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> str:
+    """:func:`submit`'s answer as the response body, ``{"activity": …}``: a rendering that
+    travelled with the activity's announcement goes out as the text it came as."""
+    return submit_answer(services, path, headers, body).response()
+
+
+def submit_answer(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+    """:func:`submit`, answering with an :class:`Answer`."""
     spec_for_path(path)
     envelope = parse_envelope(parse_json_object(body))
     spec, version = find_spec(path, envelope.type)
     with services.waiter.watch() as watch:
         activity_id, principal = _accept(services, spec, version, envelope, headers, body, watch)
         return answer(services, activity_id, principal.user_id, watch)
+
+
+class Answer:
+    """An activity's wire view, held as a dict or as the JSON text it arrived as."""
+
+    __slots__ = ("_text", "_view")
+
+    def __init__(self, view: dict[str, Any] | None = None, text: str | None = None) -> None:
+        assert (view is None) != (text is None)
+        self._view = view
+        self._text = text
+
+    def view(self) -> dict[str, Any]:
+        """The view as a dict."""
+        if self._view is None:
+            assert self._text is not None
+            self._view = json.loads(self._text)
+        return self._view
+
+    def response(self) -> str:
+        """The response body ``{"activity": <view>}``."""
+        if self._text is not None:
+            return '{"activity":' + self._text + "}"
+        return json.dumps({"activity": self._view})
 
 
 def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: SubmitBody,
@@ -161,23 +198,26 @@ def _same_submitter(activity: Activity, principal: Principal) -> str:
 
 
 def answer(services: Services, activity_id: str, viewer: str | None,
-           watch: Watch | None = None) -> dict[str, Any]:
+           watch: Watch | None = None) -> Answer:
     """Wait (bounded) for the activity to settle, then render it or raise its failure.
 
     ``watch``, when it already follows ``activity_id`` from before its hand-off, spares
     the first status read. A signature's rendering travels with the announcement that it
-    settled (``lifecycle.ANSWER_CHANNEL``), so no read follows; otherwise the settled
-    activity is read once, with its votes and voters
-    (:func:`infra.views.activities.load_and_render`). A completed vote (approve/reject)
-    answers with the activity it voted on, once that settles too, so a co-signer gets the
-    target's result directly (PROTOCOL.md §4.2).
+    settled (``lifecycle.ANSWER_CHANNEL``: only COMPLETED activities that are not votes), so
+    no read follows and its text is the answer; otherwise the settled activity is read once,
+    with its votes and voters (:func:`infra.views.activities.load_and_render`). A completed
+    vote (approve/reject) answers with the activity it voted on, once that settles too, so
+    a co-signer gets the target's result directly (PROTOCOL.md §4.2).
     """
     deadline = time.monotonic() + services.settings.sync_wait_ms / 1000
     if watch is not None and watch.activity_id == activity_id:
         watch.wait(max(0.0, deadline - time.monotonic()), known_unsettled=True)
     else:
         services.waiter.wait(activity_id, max(0.0, deadline - time.monotonic()))
-    view = services.waiter.take_answer(activity_id) or _read(services, activity_id, viewer)
+    carried = services.waiter.take_answer(activity_id)
+    if carried is not None:
+        return Answer(text=carried)
+    view = _read(services, activity_id, viewer)
     if view["status"] not in lifecycle.SETTLED and time.monotonic() < deadline:
         # Woken without settling (the notification listener reconnected): wait out the
         # rest of the time the classic way.
@@ -187,9 +227,9 @@ def answer(services: Services, activity_id: str, viewer: str | None,
         raise from_failure(view["failure"])
     target_id = _vote_target(view)
     if target_id is None:
-        return view
+        return Answer(view)
     services.waiter.wait(target_id, max(0.0, deadline - time.monotonic()))
-    return _read(services, target_id, viewer)
+    return Answer(_read(services, target_id, viewer))
 
 
 def _read(services: Services, activity_id: str, viewer: str | None) -> dict[str, Any]:
@@ -219,7 +259,8 @@ def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict
     them (redaction) seals and redacts secrets before anything is written. When no listener
     flushed them (the common case; the webhook outbox does for an organization with
     endpoints), they go in as one Core statement on PostgreSQL with the values the listeners
-    left, and stay attached as stored; else the ORM wrote them.
+    left and the audit-log leaf they staged, and stay attached as stored; else the ORM wrote
+    them and the leaf goes in on its own.
     """
     moment = now()
     text = body.decode("utf-8")
@@ -234,15 +275,19 @@ def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict
         scheme=principal.scheme, **rows.stamp(moment))
     session = uow.session
     session.add_all([activity, vote])
-    with session.no_autoflush:  # a listener's own statement does not write them by the ORM
+    # A listener's own statement does not write them by the ORM; the audit-log leaf of the
+    # creation goes in with them.
+    with session.no_autoflush, audit_leaves.held(session) as leaves:
         lifecycle.record_created(uow, activity)
     if activity in session.new and vote in session.new:
         session.expunge(activity)
         session.expunge(vote)
         rows.store_activity(session, rows.values_of(activity, rows.ACTIVITY_COLUMNS),
-                            rows.values_of(vote, rows.VOTE_COLUMNS))
+                            rows.values_of(vote, rows.VOTE_COLUMNS), leaves)
         rows.attach(session, activity)
         rows.attach(session, vote)
+    else:
+        audit_leaves.insert_held(session, leaves)
     return activity
 
 

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -72,8 +72,9 @@ class Waiter:
     def stop(self) -> None:
         """Release what the waiter holds (nothing, for one that polls)."""
 
-    def take_answer(self, activity_id: str) -> dict[str, Any] | None:
-        """The settled activity's rendering if it arrived with its announcement (once)."""
+    def take_answer(self, activity_id: str) -> str | None:
+        """The settled activity's rendering (its JSON text) if it arrived with its
+        announcement (once)."""
         return None
 
     def _add(self, activity_id: str, event: threading.Event) -> None:
@@ -173,13 +174,14 @@ class NotifiedWaiter(Waiter):
                     del self._events[activity_id]
                     self._answers.pop(activity_id, None)
 
-    def take_answer(self, activity_id: str) -> dict[str, Any] | None:
+    def take_answer(self, activity_id: str) -> str | None:
         with self._lock:
             text = self._answers.pop(activity_id, None)
-        if text is None:
+        # The rendering names its activity first (``infra.views.activities``); one that does
+        # not is not this activity's and is ignored (the caller reads the activity instead).
+        if text is None or not text.startswith(f'{{"id":{json.dumps(activity_id)},'):
             return None
-        view = json.loads(text)
-        return view if isinstance(view, dict) and view.get("id") == activity_id else None
+        return text
 
     def _answer(self, payload: str) -> None:
         """An activity settled with its rendering: keep it if someone here follows it."""

@@ -7,7 +7,7 @@ import json
 import falcon
 
 from infra.errors import InvalidRequest
-from infra.pipeline.submit import submit
+from infra.pipeline.submit import submit_json
 from infra.queries_service import query
 from infra.services import Services
 
@@ -42,9 +42,8 @@ class SubmitResource:
         self.services = services
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
-        activity = submit(self.services, path, _headers(req), read_body(req))
         resp.content_type = falcon.MEDIA_JSON
-        resp.text = json.dumps({"activity": activity})
+        resp.text = submit_json(self.services, path, _headers(req), read_body(req))
 
 
 class QueryResource:

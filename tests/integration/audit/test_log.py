@@ -11,7 +11,10 @@ from sqlalchemy import select
 
 from infra.audit import merkle, note
 from infra.audit.verify import State, verify_database
+from infra.clock import new_id
 from infra.db.models.audit import AuditLeaf
+from infra.db.models.webhooks import WebhookDelivery, WebhookEndpoint
+from infra.webhooks.outbox import ENDPOINT_ABSENCE
 from tests.integration.audit.conftest import World
 
 
@@ -69,6 +72,32 @@ def test_every_change_is_a_leaf_with_a_verifiable_proof(world: World, tmp_path: 
         report = verify_database(session, state=state)
     assert report.tree_size == second.size and state.size == second.size
     assert state.verifier_key == str(verifier)
+
+
+def test_changes_the_orm_writes_stage_their_leaves_too(world: World) -> None:
+    """With a webhook endpoint, the outbox listener has the ORM write the new activity, so
+    its creation's leaf goes in on its own rather than with the activity's statement."""
+    org = world.root["organizationId"]
+    with world.services.uow() as uow:
+        uow.session.add(WebhookEndpoint(
+            id=new_id(), organization_id=org, url="https://127.0.0.1:9/hook", name="hook",
+            is_active=True, subscriptions=[{"eventType": "ACTIVITY_UPDATES", "isActive": True}]))
+        uow.commit()
+    ENDPOINT_ABSENCE.forget()  # the database's announcement would do it a moment later
+    address = world.create_wallet("orm")
+    signed = world.sign(address, 1)
+    assert signed["status"] == "ACTIVITY_STATUS_COMPLETED"
+    with world.services.read_session_factory() as session:
+        events = session.scalars(select(WebhookDelivery.event_id)
+                                 .where(WebhookDelivery.activity_id == signed["id"])).all()
+    assert len(events) == 2  # the outbox listener ran (and flushed) for both changes
+    world.checkpoint()
+    mine = [leaf for leaf in _leaves(world) if leaf.get("activityId") == signed["id"]]
+    assert [(leaf["status"], leaf["previousStatus"]) for leaf in mine] == [
+        ("ACTIVITY_STATUS_PENDING", None), ("ACTIVITY_STATUS_COMPLETED", "ACTIVITY_STATUS_PENDING")]
+    with world.services.read_session_factory() as session:
+        report = verify_database(session, state=State())
+    assert report.tree_size >= 2
 
 
 def test_the_openapi_document_describes_the_audit_queries(world: World) -> None:
