@@ -177,13 +177,15 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         outbox.set_dispatcher(_webhook_dispatcher(broker))
         # Auth proxy configuration changes are published over the rate limiter's Redis.
         invalidation.configure(settings.effective_rate_limit_url)
-    if role != "cli" and services.listener is not None:
-        # forget organizations without endpoints when endpoints change (PostgreSQL NOTIFY)
-        outbox.ENDPOINT_ABSENCE.watch(services.listener)
+    announcer = services.announcer if role != "cli" else None
+    if announcer is not None:
+        # forget organizations without endpoints when endpoints change (PostgreSQL NOTIFY;
+        # SQLite: counted by triggers, infra.db.announced)
+        outbox.ENDPOINT_ABSENCE.watch(announcer)
         # the API keys behind stamps and the keys signWith names, remembered per process and
-        # forgotten on the database's announcements (infra.db.announced; none on SQLite)
-        principal.KEYS.attach(services.listener)
-        store.TARGETS.attach(services.listener)
+        # forgotten on the database's announcements (infra.db.announced)
+        principal.KEYS.attach(announcer)
+        store.TARGETS.attach(announcer)
     # IP allow-lists and MFA policies, remembered per process while their changes are
     # announced (PostgreSQL NOTIFY; on SQLite, one process, after the changing commit).
     access_changes.watch([ip_allowlist.CACHE, mfa.CACHE],

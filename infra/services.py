@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from infra.auth.principal import Stamps
+from infra.db.announced import Announcer, CountedChanges
 from infra.db.engine import write_lock
 from infra.db.listen import Listener
 from infra.db.unit_of_work import ActivityListener, UnitOfWork
@@ -29,6 +30,7 @@ class _Connections:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.listener: Listener | None = None
+        self.counted: CountedChanges | None = None
         self.waiter: Waiter | None = None
 
 
@@ -68,6 +70,22 @@ class Services:
             return self._connections.listener
 
     @property
+    def announcer(self) -> Announcer | None:
+        """Where this process hears of changes to what it remembers (``infra.db.announced``):
+        the ``LISTEN`` connection on PostgreSQL, the counted changes of a SQLite file;
+        ``None`` for an in-memory database."""
+        listener = self.listener
+        if listener is not None:
+            return listener
+        database = self.engine.url.database
+        if self.engine.dialect.name != "sqlite" or not database or database == ":memory:":
+            return None
+        with self._connections.lock:
+            if self._connections.counted is None:
+                self._connections.counted = CountedChanges(database)
+            return self._connections.counted
+
+    @property
     def waiter(self) -> Waiter:
         """Waits for activities to settle (woken, not polling), built on first use."""
         listener = self.listener
@@ -83,6 +101,8 @@ class Services:
             self._connections.waiter.stop()
         if self._connections.listener is not None:
             self._connections.listener.stop()
+        if self._connections.counted is not None:
+            self._connections.counted.stop()
 
     def uow(self) -> UnitOfWork:
         """A new unit of work running this process's activity listeners (queued behind this

@@ -7,8 +7,14 @@ table's name in the transaction of the change, delivered at commit, so no code p
 forget it. Every process's one ``LISTEN`` connection (``infra.db.listen``) hands it to the
 caches that depend on that table, which forget everything.
 
-A cache answers only while notifications can be relied on (the listener is connected); on
-SQLite, and while the listener (re)connects, it is empty and every lookup reads. An entry is
+On SQLite, which has no ``NOTIFY``, triggers count the writes to those tables in
+``rows_changed`` (migration ``0029_rows_changed``) and :class:`CountedChanges` stands in for
+the listener: before a cache answers it reads the counts (one indexed read of a few rows on a
+connection of its own) and announces the tables whose count moved, so a change committed by
+any process, this one or another on the same file, is seen by the next lookup.
+
+A cache answers only while announcements can be relied on (the listener is connected); while
+the listener (re)connects, and in the CLI, it is empty and every lookup reads. An entry is
 stored only if no announcement arrived between the read it came from and the store (the
 generation did not move), so a read that raced a change can never be remembered after the
 change was announced.
@@ -16,14 +22,96 @@ change was announced.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from collections.abc import Hashable
-from typing import Final, Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Final, Generic, Protocol, TypeVar
 
-from infra.db.listen import Listener
+from infra.db.listen import Subscription
 
 #: The channel the ``0021_hot_path`` triggers announce on (payload: the table name).
 CHANNEL: Final = "walletd_rows_changed"
+#: The channel the ``0009_webhook_notify`` trigger announces endpoint changes on (payload:
+#: the organization id).
+ENDPOINTS_CHANNEL: Final = "walletd_endpoints_changed"
+
+
+class Announcer(Protocol):
+    """Where announcements come from: ``infra.db.listen.Listener`` (PostgreSQL) or
+    :class:`CountedChanges` (SQLite)."""
+
+    connected: threading.Event
+
+    @property
+    def stopped(self) -> bool: ...
+
+    def subscribe(self, channel: str, on_notify: Callable[[str], None],
+                  on_reset: Callable[[], None]) -> None: ...
+
+    def refresh(self) -> None:
+        """Deliver what changed up to now (a pushed source has nothing to do)."""
+
+
+class CountedChanges:
+    """SQLite's announcements: the ``rows_changed`` counts, read when a cache is about to
+    answer (:meth:`refresh`); each table whose count moved is announced on :data:`CHANNEL`
+    (and endpoint changes on :data:`ENDPOINTS_CHANNEL`), as PostgreSQL's triggers would."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._seen: dict[str, int] = {}
+        self._subscriptions: tuple[Subscription, ...] = ()
+        self._stopped = False
+        #: Always set: counts are read, not pushed, so none can be missed.
+        self.connected = threading.Event()
+        self.connected.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def subscribe(self, channel: str, on_notify: Callable[[str], None],
+                  on_reset: Callable[[], None]) -> None:
+        self._subscriptions = (*self._subscriptions, Subscription(channel, on_notify, on_reset))
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self.connected.clear()
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def refresh(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            try:
+                if self._connection is None:
+                    self._connection = sqlite3.connect(self._path, timeout=30,
+                                                       check_same_thread=False,
+                                                       isolation_level=None)
+                counts = dict(self._connection.execute(
+                    "SELECT name, generation FROM rows_changed").fetchall())
+            except sqlite3.Error:
+                # Unreadable counts (a database not migrated yet): trust nothing remembered.
+                counts = None
+            moved = ([name for name, count in counts.items() if self._seen.get(name) != count]
+                     if counts is not None else None)
+            if counts is not None:
+                self._seen = counts
+        if moved is None:
+            for subscription in self._subscriptions:
+                subscription.on_reset()
+            return
+        for name in moved:
+            for subscription in self._subscriptions:
+                if subscription.channel == CHANNEL:
+                    subscription.on_notify(name)
+                elif subscription.channel == ENDPOINTS_CHANNEL and name == "webhook_endpoints":
+                    subscription.on_notify("")
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -39,16 +127,16 @@ class AnnouncedCache(Generic[K, V]):
         self._lock = threading.Lock()
         self._data: dict[K, V] = {}
         self._generation = 0
-        self._listeners: list[Listener] = []
+        self._listeners: list[Announcer] = []
 
-    def attach(self, listener: Listener | None) -> None:
+    def attach(self, listener: Announcer | None) -> None:
         """Follow ``listener``'s announcements (no-op without one: the cache stays empty)."""
         if listener is None or any(known is listener for known in self._listeners):
             return
         self._listeners.append(listener)
         listener.subscribe(CHANNEL, self._announced, self.clear)
 
-    def detach(self, listener: Listener) -> None:
+    def detach(self, listener: Announcer) -> None:
         """Stop following ``listener`` (stopped); forget everything."""
         self._listeners = [known for known in self._listeners if known is not listener]
         self.clear()
@@ -62,14 +150,22 @@ class AnnouncedCache(Generic[K, V]):
 
     def get(self, key: K) -> V | None:
         """The remembered value, or ``None`` (also whenever announcements are not live)."""
-        if not self._listeners or not self._data:
+        if not self._listeners:
+            return None
+        self._refresh()
+        if not self._data:
             return None
         found = self._data.get(key)
         return found if found is not None and self.live else None
 
     def token(self) -> int | None:
         """Take before reading what :meth:`put` will store; ``None`` when not live."""
+        self._refresh()
         return self._generation if self.live else None
+
+    def _refresh(self) -> None:
+        for known in self._listeners:
+            known.refresh()
 
     def put(self, key: K, value: V, token: int | None) -> None:
         """Remember ``value`` if nothing was announced since ``token`` was taken."""

@@ -70,6 +70,9 @@ class Listener:
         """Whether :meth:`stop` was called (it will never deliver again)."""
         return self._stopping.is_set()
 
+    def refresh(self) -> None:
+        """Nothing to do: notifications are pushed as they come (``infra.db.announced``)."""
+
     def stop(self) -> None:
         """End the thread within about a second."""
         self._stopping.set()

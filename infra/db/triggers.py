@@ -11,6 +11,10 @@
   that calls :func:`create_user_view_triggers` for it.
 * On PostgreSQL, ``NOTIFY walletd_activity_settled`` with the id when an activity enters a
   settled status (migration ``0007_pipeline`` declares it; see ``infra.pipeline.wait``).
+* On SQLite, every write to one of :data:`ANNOUNCED_TABLES` counts one more in its
+  ``rows_changed`` row (:func:`create_change_counters`), where PostgreSQL's triggers send
+  ``NOTIFY`` (migrations ``0009_webhook_notify``, ``0021_hot_path``): the per-process caches
+  of ``infra.db.announced`` read the counts before they answer.
 
 Migrations call these functions with the table names they knew when they were written;
 ``Base.metadata.create_all`` (tests' scratch databases) installs the current set.
@@ -83,6 +87,28 @@ def _sqlite(tables: Iterable[str]) -> list[str]:
     return statements
 
 
+#: Tables per-process caches depend on (``infra.db.announced``).
+ANNOUNCED_TABLES: Final = ("api_keys", "wallets", "wallet_accounts", "private_keys",
+                           "private_key_addresses", "webhook_endpoints")
+
+
+def create_change_counters(connection: Connection, tables: Iterable[str]) -> None:
+    """SQLite: make every write to ``tables`` count in ``rows_changed`` (PostgreSQL: nothing,
+    its triggers announce with ``NOTIFY``)."""
+    if connection.dialect.name != "sqlite":
+        return
+    for table in tables:
+        connection.execute(text("INSERT OR IGNORE INTO rows_changed (name, generation) "
+                                "VALUES (:name, 0)"), {"name": table})
+        for op in ("INSERT", "UPDATE", "DELETE"):
+            trigger = f"{table}_counted_{op.lower()}"
+            connection.execute(text(f"DROP TRIGGER IF EXISTS {trigger}"))
+            connection.execute(text(
+                f"CREATE TRIGGER {trigger} AFTER {op} ON {table} BEGIN "
+                f"UPDATE rows_changed SET generation = generation + 1 WHERE name = '{table}'; "
+                "END"))
+
+
 def create_user_view_triggers(connection: Connection, tables: Iterable[str]) -> None:
     """Make writes to ``tables`` (and to ``users``) move ``users.view_version``."""
     ddl = _postgresql(tables) if connection.dialect.name == "postgresql" else _sqlite(tables)
@@ -96,3 +122,4 @@ def install_on_create_all(metadata: Any) -> None:
     @event.listens_for(metadata, "after_create")
     def _after_create(_target: Any, connection: Connection, **_kw: Any) -> None:
         create_user_view_triggers(connection, USER_VIEW_SOURCES)
+        create_change_counters(connection, ANNOUNCED_TABLES)

@@ -32,7 +32,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id, now
-from infra.db.listen import Listener
+from infra.db.announced import ENDPOINTS_CHANNEL, Announcer
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
@@ -147,9 +147,11 @@ class EndpointAbsence:
     Most organizations have no endpoint, and every activity change would otherwise read
     that again. The knowledge is kept only while PostgreSQL's ``walletd_endpoints_changed``
     notifications arrive (any write to ``webhook_endpoints`` sends one, by trigger), and is
-    dropped whole at each of them and whenever the listener reconnects. A generation number
-    keeps a read that raced a notification from being remembered. Without a listener
-    (SQLite, CLI), nothing is remembered and every change reads its endpoints.
+    dropped whole at each of them and whenever the listener reconnects; on SQLite, while
+    the counted changes of ``webhook_endpoints`` are read before each answer
+    (``infra.db.announced.CountedChanges``). A generation number keeps a read that raced a
+    notification from being remembered. Without either (the CLI), nothing is remembered
+    and every change reads its endpoints.
     """
 
     _MAX = 100_000
@@ -158,9 +160,9 @@ class EndpointAbsence:
         self._lock = threading.Lock()
         self._absent: set[str] = set()
         self._generation = 0
-        self._listener: Listener | None = None
+        self._listener: Announcer | None = None
 
-    def watch(self, listener: Listener) -> None:
+    def watch(self, listener: Announcer) -> None:
         """Remember absences while ``listener`` delivers endpoint notifications."""
         listener.subscribe(ENDPOINTS_CHANNEL, lambda _org: self.forget(), self.forget)
         self._listener = listener
@@ -171,9 +173,14 @@ class EndpointAbsence:
             self._generation += 1
 
     def known_absent(self, organization_id: str) -> bool:
+        if self._listener is None:
+            return False
+        self._listener.refresh()
         return self._live() and organization_id in self._absent
 
     def generation(self) -> int:
+        if self._listener is not None:
+            self._listener.refresh()
         return self._generation
 
     def note_absent(self, organization_id: str, generation: int) -> None:
@@ -187,7 +194,6 @@ class EndpointAbsence:
         return self._listener is not None and self._listener.connected.is_set()
 
 
-ENDPOINTS_CHANNEL: Final = "walletd_endpoints_changed"
 ENDPOINT_ABSENCE: Final = EndpointAbsence()
 
 
