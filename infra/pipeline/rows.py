@@ -50,8 +50,8 @@ def _binds(table: Any, prefix: str) -> dict[str, Any]:
 
 # --- accept: the activity and its submitter's vote ------------------------------------------
 
-_INSERT_ACTIVITY: Final = insert(ACTIVITIES).values(_binds(ACTIVITIES, "a_"))
-_INSERT_VOTE: Final = insert(VOTES).values(_binds(VOTES, "v_"))
+_INSERT_ACTIVITY: Final = Prepared(insert(ACTIVITIES).values(_binds(ACTIVITIES, "a_")))
+_INSERT_VOTE: Final = Prepared(insert(VOTES).values(_binds(VOTES, "v_")))
 _NEW_ACTIVITY: Final = (insert(ACTIVITIES).values(_binds(ACTIVITIES, "a_"))
                         .returning(ACTIVITIES.c.id).cte("new_activity"))
 #: PostgreSQL: both rows in one statement (a data-modifying CTE).
@@ -94,8 +94,8 @@ def store_activity(session: Session, activity: Mapping[str, Any], vote: Mapping[
     if _is_postgresql(session):
         _INSERTS_BOTH[leaf].execute(session, params)
     else:
-        session.execute(_INSERT_ACTIVITY, params)
-        session.execute(_INSERT_VOTE, params)
+        _INSERT_ACTIVITY.execute(session, params)
+        _INSERT_VOTE.execute(session, params)
 
 
 def values_of(obj: Any, columns: tuple[str, ...]) -> dict[str, Any]:
@@ -206,6 +206,8 @@ def store_evaluation(session: Session, evaluation: dict[str, Any]) -> None:
 _NOTIFY: Final = text("(SELECT true FROM pg_notify(:notify_channel, :notify_payload)) IS NOT NULL")
 SETTLE_NOTIFYING: Final = SETTLE.where(_NOTIFY)
 SETTLE_WITH_EVALUATION_NOTIFYING: Final = SETTLE_WITH_EVALUATION.where(_NOTIFY)
+_INSERT_EVALUATION: Final = Prepared(INSERT_EVALUATION)
+_SETTLE: Final = Prepared(SETTLE)
 #: PostgreSQL: ``{(evaluation?, notify?, leaf?): statement}``.
 _SETTLES: Final = {
     (evaluation, notify, leaf): Prepared(statement.add_cte(_NEW_LEAF) if leaf else statement)
@@ -243,8 +245,8 @@ def settle(session: Session, activity_id: str, values: dict[str, Any],
         _SETTLES[(evaluation is not None, notify is not None, leaf)].execute(session, params)
         return
     if evaluation is not None:
-        session.execute(INSERT_EVALUATION, params)
-    session.execute(SETTLE, params)
+        _INSERT_EVALUATION.execute(session, params)
+    _SETTLE.execute(session, params)
 
 
 # --- answer: the settled activity with its votes and voters ---------------------------------

@@ -48,6 +48,10 @@ FEATURE_WEBHOOK = "FEATURE_NAME_WEBHOOK"
 #: Activities that change organization features (the feature-backed endpoint follows them).
 FEATURE_ACTIVITY_TYPES = frozenset({"ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE",
                                     "ACTIVITY_TYPE_REMOVE_ORGANIZATION_FEATURE"})
+#: Activities that write ``webhook_endpoints`` through the API.
+ENDPOINT_ACTIVITY_TYPES: Final = frozenset({"ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT",
+                                            "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT",
+                                            "ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT"})
 FEATURE_ENDPOINT_NAME = "FEATURE_NAME_WEBHOOK"
 log = logging.getLogger(__name__)
 
@@ -197,9 +201,11 @@ class EndpointAbsence:
 ENDPOINT_ABSENCE: Final = EndpointAbsence()
 
 
-def endpoints_for(session: Session, organization_id: str, event_type: str) -> list[WebhookEndpoint]:
-    """Active endpoints of the organization and its ancestors subscribed to ``event_type``."""
-    if ENDPOINT_ABSENCE.known_absent(organization_id):
+def endpoints_for(session: Session, organization_id: str, event_type: str, *,
+                  trust_absence: bool = True) -> list[WebhookEndpoint]:
+    """Active endpoints of the organization and its ancestors subscribed to ``event_type``
+    (read, not taken from :data:`ENDPOINT_ABSENCE`, when ``trust_absence`` is false)."""
+    if trust_absence and ENDPOINT_ABSENCE.known_absent(organization_id):
         return []
     generation = ENDPOINT_ABSENCE.generation()
     chain = organization_chain(session, organization_id) or [organization_id]
@@ -279,14 +285,19 @@ def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None
     if previous is not None and previous == activity.status:
         return
     feature_change = activity.status == COMPLETED and changes_webhook_feature(activity)
-    if not feature_change and ENDPOINT_ABSENCE.known_absent(activity.organization_id):
+    # An activity that writes endpoints changes them in this very transaction: an absence
+    # remembered from before it (forgotten only once it commits) must not hide them.
+    rewrites = feature_change or (activity.status == COMPLETED
+                                  and activity.type in ENDPOINT_ACTIVITY_TYPES)
+    if not rewrites and ENDPOINT_ABSENCE.known_absent(activity.organization_id):
         return  # nothing to do for an organization known to have no endpoint: no flush
     session = uow.session
     session.flush()
     if feature_change:
         # The feature changed in this transaction: mirror it before choosing endpoints.
         sync_feature_endpoints(session, [activity.organization_id])
-    endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES)
+    endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES,
+                              trust_absence=not rewrites)
     if not endpoints:
         return
     event = activity_update_event(render_activity(session, activity, None), sequence=activity.version)

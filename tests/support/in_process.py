@@ -34,7 +34,9 @@ ETHEREUM_ACCOUNT = {"curve": "CURVE_SECP256K1", "pathFormat": "PATH_FORMAT_BIP32
 
 
 class Statements:
-    """Every SQL statement the engine sends, whitespace folded, cut at 160 characters."""
+    """Every SQL statement the engine sends, whitespace folded, cut at 160 characters, but
+    those of the process's background loops (threads named ``walletd-*``: the audit log's
+    sequencer, the sweepers, the seal reports), which run on their own schedule."""
 
     def __init__(self, services: Services) -> None:
         self.seen: list[str] = []
@@ -42,8 +44,11 @@ class Statements:
         event.listen(services.engine, "before_cursor_execute", self._seen)
 
     def _seen(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        thread = threading.current_thread().name
+        if thread.startswith("walletd-"):
+            return
         with self._lock:
-            self.seen.append(" ".join(statement.split())[:160])
+            self.seen.append(f"[{thread}] " + " ".join(statement.split())[:160])
 
     def clear(self) -> None:
         with self._lock:
