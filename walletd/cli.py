@@ -130,8 +130,6 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
-    from socketserver import ThreadingMixIn
-    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
     from authproxy.app import create_app as create_proxy_app
     from infra.authproxy.keys import ProxyKey
@@ -155,35 +153,36 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
                      seal_statuses=lambda: seal_statuses(services))
     proxy_key = ProxyKey.load(settings, state=seal_of(services))
 
-    class Server(ThreadingMixIn, WSGIServer):
-        daemon_threads = True
-        allow_reuse_address = True
-
-    class QuietHandler(WSGIRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug(format, *args)
-
-    httpd = make_server(settings.host, settings.port, app, server_class=Server,
-                        handler_class=QuietHandler)
-    proxyd = make_server(settings.host, settings.effective_auth_proxy_port,
-                         create_proxy_app(settings, proxy_key=proxy_key), server_class=Server,
-                         handler_class=QuietHandler)
+    httpd = _embedded_server(app, settings.host, settings.port, settings.http_threads)
+    proxyd = _embedded_server(create_proxy_app(settings, proxy_key=proxy_key), settings.host,
+                              settings.effective_auth_proxy_port, settings.http_threads)
     print(f"walletd listening on {settings.effective_base_url}", flush=True)
     print(f"auth proxy listening on {settings.effective_auth_proxy_url}", flush=True)
     print(f"dashboard: {settings.effective_base_url}/dashboard", flush=True)
     for server in (httpd, proxyd):
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.run, name="walletd-http", daemon=True).start()
     try:
         _wait_for_signal()
     finally:
-        proxyd.shutdown()
+        proxyd.close()
         stop.set()
-        closing = threading.Thread(target=httpd.shutdown)
-        closing.start()
+        httpd.close()  # no new connections; requests in flight finish on the server's threads
         worker.stop(settings.shutdown_timeout_s * 1000)
-        closing.join()
+        for server in (httpd, proxyd):
+            server.task_dispatcher.shutdown(timeout=settings.shutdown_timeout_s)
         _exit_quickly()
     return 0
+
+
+def _embedded_server(app: Any, host: str, port: int, threads: int) -> Any:
+    """``walletd up``'s HTTP server, in this process (waitress: threads, keep-alive).
+
+    Forwarded headers are left to ``ingress.middleware`` (``WALLETD_TRUSTED_PROXY_HOPS``).
+    """
+    from waitress import create_server
+
+    return create_server(app, host=host, port=port, threads=threads, ident="walletd",
+                         clear_untrusted_proxy_headers=False)
 
 
 def _http_config(cfg: Any, bind: str, args: argparse.Namespace, settings: Settings, *,
