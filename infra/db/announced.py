@@ -85,6 +85,8 @@ class CountedChanges:
                 self._connection = None
 
     def refresh(self) -> None:
+        # Read and deliver under one lock: a thread that finds nothing moved must not answer
+        # from a cache another thread has seen a change for and not yet told.
         with self._lock:
             if self._stopped:
                 return
@@ -97,21 +99,18 @@ class CountedChanges:
                     "SELECT name, generation FROM rows_changed").fetchall())
             except sqlite3.Error:
                 # Unreadable counts (a database not migrated yet): trust nothing remembered.
-                counts = None
-            moved = ([name for name, count in counts.items() if self._seen.get(name) != count]
-                     if counts is not None else None)
-            if counts is not None:
-                self._seen = counts
-        if moved is None:
-            for subscription in self._subscriptions:
-                subscription.on_reset()
-            return
-        for name in moved:
-            for subscription in self._subscriptions:
-                if subscription.channel == CHANNEL:
-                    subscription.on_notify(name)
-                elif subscription.channel == ENDPOINTS_CHANNEL and name == "webhook_endpoints":
-                    subscription.on_notify("")
+                for subscription in self._subscriptions:
+                    subscription.on_reset()
+                return
+            moved = [name for name, count in counts.items() if self._seen.get(name) != count]
+            self._seen = counts
+            for name in moved:
+                for subscription in self._subscriptions:
+                    if subscription.channel == CHANNEL:
+                        subscription.on_notify(name)
+                    elif subscription.channel == ENDPOINTS_CHANNEL and name == "webhook_endpoints":
+                        subscription.on_notify("")
+
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
