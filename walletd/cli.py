@@ -130,11 +130,11 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
-
     from authproxy.app import create_app as create_proxy_app
     from infra.authproxy.keys import ProxyKey
     from infra.seal.wiring import seal_of, seal_statuses
     from ingress.app import create_app
+    from walletd import embedded_http
     from walletd.processes import declare_all, start_workers
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -153,9 +153,9 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
                      seal_statuses=lambda: seal_statuses(services))
     proxy_key = ProxyKey.load(settings, state=seal_of(services))
 
-    httpd = _embedded_server(app, settings.host, settings.port, settings.http_threads)
-    proxyd = _embedded_server(create_proxy_app(settings, proxy_key=proxy_key), settings.host,
-                              settings.effective_auth_proxy_port, settings.http_threads)
+    httpd = embedded_http.server(app, settings.host, settings.port, settings.http_threads)
+    proxyd = embedded_http.server(create_proxy_app(settings, proxy_key=proxy_key), settings.host,
+                                  settings.effective_auth_proxy_port, settings.http_threads)
     print(f"walletd listening on {settings.effective_base_url}", flush=True)
     print(f"auth proxy listening on {settings.effective_auth_proxy_url}", flush=True)
     print(f"dashboard: {settings.effective_base_url}/dashboard", flush=True)
@@ -172,17 +172,6 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
             server.task_dispatcher.shutdown(timeout=settings.shutdown_timeout_s)
         _exit_quickly()
     return 0
-
-
-def _embedded_server(app: Any, host: str, port: int, threads: int) -> Any:
-    """``walletd up``'s HTTP server, in this process (waitress: threads, keep-alive).
-
-    Forwarded headers are left to ``ingress.middleware`` (``WALLETD_TRUSTED_PROXY_HOPS``).
-    """
-    from waitress import create_server
-
-    return create_server(app, host=host, port=port, threads=threads, ident="walletd",
-                         clear_untrusted_proxy_headers=False)
 
 
 def _http_config(cfg: Any, bind: str, args: argparse.Namespace, settings: Settings, *,
