@@ -107,12 +107,31 @@ def test_each_auto_seal_unseals_at_start_and_hands_out_recovery_shares(
         assert Path(config.static_key_file).exists() is False
 
 
+def _wait_stopped(pid: int, timeout_s: float = 10.0) -> None:
+    """Return once every thread of ``pid`` is stopped: ``kill`` returns before a busy
+    multi-threaded server has taken SIGSTOP everywhere, and one thread still running may
+    answer a request."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        states = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+        if states and all(state in ("T", "t") for state in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
+
+
 def test_transit_down_at_start_stays_sealed_then_unseals_itself(
         transit: Transit, tmp_path: Path) -> None:
     config = _config(tmp_path, transit.env())
     operations.initialise(config, "transit")
     os.kill(transit.server.pid, signal.SIGSTOP)
     try:
+        _wait_stopped(transit.server.pid)
         state = SealState(config)
         state.start()
         assert state.sealed and "unreachable" in state.reason
