@@ -188,6 +188,7 @@ _SETTLE_VALUES: Final = {
 SETTLE: Final = (update(ACTIVITIES).where(ACTIVITIES.c.id == bindparam("activity_id"))
                  .values(_SETTLE_VALUES))
 INSERT_EVALUATION: Final = insert(EVALUATIONS).values(_binds(EVALUATIONS, "e_"))
+_INSERT_EVALUATION: Final = Prepared(INSERT_EVALUATION)
 #: PostgreSQL: the settle and the evaluation in one statement.
 SETTLE_WITH_EVALUATION: Final = (
     update(ACTIVITIES)
@@ -199,14 +200,13 @@ SETTLE_WITH_EVALUATION: Final = (
 
 def store_evaluation(session: Session, evaluation: dict[str, Any]) -> None:
     """Insert a policy evaluation on its own (the settle usually carries it)."""
-    session.execute(INSERT_EVALUATION, {"e_" + k: v for k, v in evaluation.items()})
+    _INSERT_EVALUATION.execute(session, {"e_" + k: v for k, v in evaluation.items()})
 
 
 #: ``AND`` this to a settle to send a NOTIFY with it (queued before the settled trigger's).
 _NOTIFY: Final = text("(SELECT true FROM pg_notify(:notify_channel, :notify_payload)) IS NOT NULL")
 SETTLE_NOTIFYING: Final = SETTLE.where(_NOTIFY)
 SETTLE_WITH_EVALUATION_NOTIFYING: Final = SETTLE_WITH_EVALUATION.where(_NOTIFY)
-_INSERT_EVALUATION: Final = Prepared(INSERT_EVALUATION)
 _SETTLE: Final = Prepared(SETTLE)
 #: PostgreSQL: ``{(evaluation?, notify?, leaf?): statement}``.
 _SETTLES: Final = {
