@@ -141,6 +141,46 @@ class TrivialServer:
         self.proc.wait(10)
 
 
+class StackFloorServer:
+    """``bench/stack_floor_app.py``: the production pipeline's shape with none of walletd's
+    work (gunicorn with the ingress's settings; a dramatiq worker of ``worker_threads``),
+    over its own PostgreSQL database and RabbitMQ vhost (``database_url``, ``broker_url``)."""
+
+    def __init__(self, port: int, workers: int, threads: int, worker_threads: int,
+                 database_url: str, broker_url: str) -> None:
+        env = {**os.environ, "FLOOR_DATABASE_URL": database_url, "FLOOR_BROKER_URL": broker_url}
+        subprocess.run([sys.executable, "-m", "bench.stack_floor_app", "schema"], cwd=ROOT,
+                       env=env, check=True, timeout=60)
+        self.url = f"http://127.0.0.1:{port}/floor"
+        self.database = database_url.rsplit("/", 1)[1]
+        self.ingress = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "bench.stack_floor_app:app", "-b",
+             f"127.0.0.1:{port}", "-w", str(workers), "--threads", str(threads), "-k", "gthread",
+             "--keep-alive", "5"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        self.executor = subprocess.Popen(
+            [sys.executable, "-m", "bench.stack_floor_app", "worker", str(worker_threads)],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if requests.post(self.url, data=b'{"parameters": {}}', timeout=6).ok:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("stack floor did not start")
+
+    def stop(self) -> None:
+        for proc in (self.ingress, self.executor):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(15)
+
+
 def summary(results: Sequence[Result]) -> str:
     return "\n".join(r.line() for r in results)
 

@@ -13,10 +13,16 @@ key), then in one run:
 3. ``sign_raw_payload`` at full load: N concurrent clients, pre-stamped distinct payloads;
 4. OpenBao ``transit/sign`` at full load: the same load generator, N concurrent clients, the
    same number of requests, distinct inputs, every one written to the audit log;
-5. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached.
+5. ``sign_raw_payload`` at half load: an open-loop schedule at half the rate phase 3 reached;
+6. on the production path, the stack's floor (:mod:`bench.stack_floor_app`): the pipeline's
+   shape (gunicorn + Falcon, a committed ``INSERT``, a confirmed dramatiq publish to RabbitMQ,
+   a dramatiq worker claiming and settling in one transaction, the answer by ``NOTIFY``) with
+   none of walletd's work, under the same settings and load: what the prescribed stack alone
+   costs an activity answered inline.
 
-Phases 2 to 4 take turns in ``--rounds`` slices (floor, walletd, OpenBao, floor, …), so the
-shared machine's drifting background load weighs on all three alike and their ratios hold.
+Phases 2 to 4 and 6 take turns in ``--rounds`` slices (floor, walletd, OpenBao, stack floor,
+floor, …), so the shared machine's drifting background load weighs on all alike and their
+ratios hold.
 
 Prints signatures/s, p50/p99 latency, the share answered ``COMPLETED`` inline (in the submit
 response itself), the ratios against the floor and against OpenBao, and where the CPU went in
@@ -45,6 +51,7 @@ from eth_utils import keccak
 from bench.harness import (
     Phase,
     Result,
+    StackFloorServer,
     TrivialServer,
     cpu_table,
     run_interleaved,
@@ -283,9 +290,17 @@ def main() -> None:
     # The embedded default uses no shared server: other clients' PostgreSQL/RabbitMQ load
     # is not its own.
     servers: dict[str, tuple[str, ...]] | None = {} if args.embedded else None
-    trivial = bao = None
+    trivial = bao = stack = None
+    floor_created: list[str] = []
     try:
         trivial = TrivialServer(free_port(), args.http_workers, args.http_threads)
+        if not args.embedded:
+            floor_created = [services.create_database(), services.create_vhost()]
+            stack = StackFloorServer(free_port(), args.http_workers, args.http_threads,
+                                     args.worker_threads, *floor_created)
+            stack_body = json.dumps({"parameters": {"payload": "0x" + "ab" * 32}}).encode()
+            run_load("warm-up", [(stack.url, stack_body, {})] * 200, args.concurrency,
+                     lambda r: r.status_code == 200)
         bao = OpenBao(work / "openbao")
         address = create_signer(dep)
         run_load("warm-up", stamped_signs(dep, address, 60, "warm"), args.concurrency,
@@ -306,10 +321,17 @@ def main() -> None:
                   created[0].rsplit("/", 1)[1] if created else None),
             Phase("openbao transit/sign", bao_reqs, bao.signed, {"bao": bao.pid}, {}),
         ]
+        if stack is not None:
+            phases.append(Phase(
+                "stack floor", [(stack.url, stack_body, {})] * args.requests,
+                lambda r: r.status_code == 200,
+                {"floor ingress": stack.ingress.pid, "floor executor": stack.executor.pid},
+                None, stack.database))
         profiler = Profiler(dep, work) if args.profile else None
         audited_before = bao.audited()
-        (floor, floor_ms), (full, full_ms), (peer, bao_ms) = run_interleaved(
-            phases, args.rounds, args.concurrency)
+        measured = run_interleaved(phases, args.rounds, args.concurrency)
+        (floor, floor_ms), (full, full_ms), (peer, bao_ms) = measured[:3]
+        stacked = measured[3] if stack is not None else None
         audited = bao.audited() - audited_before
         if profiler is not None:
             profiler.stop()
@@ -329,7 +351,7 @@ def main() -> None:
               f"full-load phases in {args.rounds} interleaved rounds")
         print("peer: OpenBao transit engine (dev server, in-memory storage), ed25519 key, "
               f"file audit device: {audited} audit entries for {peer.count} signatures")
-        print(summary([raw, floor, full, peer, half]))
+        print(summary([raw, floor, full, peer, half, *([stacked[0]] if stacked else [])]))
         print(f"throughput sign/trivial: {full.rate / floor.rate:.3f} (target >= 0.30)")
         print(f"throughput walletd/OpenBao: {full.rate / peer.rate:.3f} (target >= 0.35)")
         print(f"p50 at full load: walletd {full.pct(50):.2f} ms, OpenBao {peer.pct(50):.2f} ms "
@@ -349,6 +371,14 @@ def main() -> None:
         bao_server_cpu = sum(v for k, v in bao_ms.items() if k != "load generator")
         print(f"server CPU per signature: walletd {walletd_cpu:.2f} ms, OpenBao "
               f"{bao_server_cpu:.2f} ms ({walletd_cpu / max(bao_server_cpu, 1e-9):.1f}x)")
+        if stacked is not None:
+            stack_result, stack_ms = stacked
+            print(cpu_table("stack floor full load", stack_ms))
+            stack_cpu = sum(v for k, v in stack_ms.items() if k != "load generator")
+            print(f"stack floor: {stack_result.rate / peer.rate:.3f} of OpenBao's throughput, "
+                  f"{stack_cpu:.2f} ms of server CPU a request; walletd / stack floor: "
+                  f"throughput {full.rate / stack_result.rate:.3f}, server CPU "
+                  f"{walletd_cpu / max(stack_cpu, 1e-9):.2f}x")
         if profiler is not None:
             print(profiler.report())
             if args.profile_out is not None:
@@ -358,6 +388,11 @@ def main() -> None:
             bao.stop()
         if trivial is not None:
             trivial.stop()
+        if stack is not None:
+            stack.stop()
+        if floor_created:
+            services.drop_database(floor_created[0])
+            services.delete_vhost(floor_created[1])
         stop_walletd(dep, created)
 
 
