@@ -98,7 +98,7 @@ def _ballot(session: Session, activity: Activity, found: Any) -> ClaimedActivity
     voters: dict[str, User] = {}
     thresholds: dict[str, int] = {}
     for row in found:
-        mapping = row._mapping
+        mapping = rows.mapping_of(row)
         if mapping["v_id"] is None:
             continue
         votes.append(rows.vote_of(session, rows.unpack(mapping, "v_", rows.VOTE_COLUMNS)))

@@ -148,9 +148,14 @@ BALLOT: Final = _ballot_joins(select(*_BALLOT_SELECT).select_from(VOTES)
                               .where(VOTES.c.activity_id == bindparam("activity_id")))
 
 
+def mapping_of(row: Row[Any] | Mapping[str, Any]) -> Mapping[Any, Any]:
+    """A row by column label, whether SQLAlchemy's or the driver's (``infra.db.prepared``)."""
+    return row._mapping if isinstance(row, Row) else row
+
+
 def unpack(row: Row[Any] | Mapping[str, Any], prefix: str, names: tuple[str, ...]) -> dict[str, Any]:
     """The columns ``prefix + name`` of a labelled row, by plain name."""
-    mapping = row._mapping if isinstance(row, Row) else row
+    mapping = mapping_of(row)
     return {name: mapping[prefix + name] for name in names}
 
 

@@ -52,10 +52,10 @@ def load_and_render(session: Session, activity_id: str,
         return None
     activity = Activity(**statements.unpack(found[0], "a_", statements.ACTIVITY_COLUMNS))
     votes = [Vote(**statements.unpack(row, "v_", statements.VOTE_COLUMNS))
-             for row in found if row._mapping["v_id"] is not None]
+             for row in found if statements.mapping_of(row)["v_id"] is not None]
     voters: dict[str, User] = {}
     for row in found:
-        user_id = row._mapping["u_id"]
+        user_id = statements.mapping_of(row)["u_id"]
         if user_id is not None and user_id not in voters:
             voters[user_id] = User(**statements.unpack(row, "u_", statements.USER_COLUMNS))
     user_views = {u["userId"]: u for u in render_users(session, list(voters.values()))}

@@ -1,0 +1,103 @@
+"""The hot path's statements on PostgreSQL go to a psycopg cursor of the session's connection
+(``infra.db.prepared``): what SQLAlchemy would have done around them must still happen.
+
+Rows come back by label with JSON decoded; listeners see every statement; a driver error
+arrives as SQLAlchemy's exception, and a lost connection is invalidated and classed
+transient, so the pipeline's retry rule and the session's recovery work as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, event, insert, select
+from sqlalchemy.dialects.postgresql import JSON
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from infra.db.engine import make_engine
+from infra.db.prepared import Prepared
+from infra.pipeline.execute import is_transient
+
+_META = MetaData()
+_THINGS = Table("prepared_things", _META, Column("id", String(36), primary_key=True),
+                Column("n", Integer, nullable=False), Column("doc", JSON, nullable=False))
+_INSERT = Prepared(insert(_THINGS).values(id=bindparam("id"), n=bindparam("n"),
+                                          doc=bindparam("doc", type_=_THINGS.c.doc.type)))
+_READ = Prepared(select(_THINGS.c.id.label("t_id"), _THINGS.c.n.label("t_n"),
+                        _THINGS.c.doc.label("t_doc")).where(_THINGS.c.n >= bindparam("n"))
+                 .order_by(_THINGS.c.n))
+
+
+@pytest.fixture
+def engine(fresh_pg_url: str) -> Iterator[Engine]:
+    found = make_engine(fresh_pg_url)
+    _META.create_all(found)
+    yield found
+    found.dispose()
+
+
+def test_rows_come_back_by_label_with_json_decoded(engine: Engine) -> None:
+    with sessionmaker(engine)() as session:
+        _INSERT.execute(session, {"id": "a", "n": 1, "doc": {"x": [1, "two"]}})
+        _INSERT.execute(session, {"id": "b", "n": 2, "doc": {}})
+        session.commit()
+        rows = _READ.execute(session, {"n": 2}).all()
+        assert rows == [{"t_id": "b", "t_n": 2, "t_doc": {}}]
+        assert _READ.execute(session, {"n": 1}).all()[0]["t_doc"] == {"x": [1, "two"]}
+        assert _READ.execute(session, {"n": 3}).all() == []
+
+
+def test_listeners_see_each_statement_with_its_parameters(engine: Engine) -> None:
+    seen: list[tuple[str, Any]] = []
+    after: list[str] = []
+    event.listen(engine, "before_cursor_execute",
+                 lambda _c, _cur, statement, params, *_: seen.append((statement, params)))
+    event.listen(engine, "after_cursor_execute",
+                 lambda _c, _cur, statement, *_: after.append(statement))
+    with sessionmaker(engine)() as session:
+        _INSERT.execute(session, {"id": "a", "n": 1, "doc": {}})
+        _READ.execute(session, {"n": 0}).all()
+    assert [s.split()[0] for s, _ in seen] == ["INSERT", "SELECT"]
+    assert seen[0][1]["id"] == "a" and seen[1][1] == {"n": 0}
+    assert after == [s for s, _ in seen]
+
+
+def test_a_constraint_violation_is_sqlalchemys_integrity_error_and_the_session_recovers(
+        engine: Engine) -> None:
+    with sessionmaker(engine)() as session:
+        _INSERT.execute(session, {"id": "a", "n": 1, "doc": {}})
+        session.commit()
+        with pytest.raises(IntegrityError) as raised:
+            _INSERT.execute(session, {"id": "a", "n": 2, "doc": {}})
+        assert isinstance(raised.value.orig, psycopg.errors.UniqueViolation)
+        assert not is_transient(raised.value)
+        session.rollback()
+        _INSERT.execute(session, {"id": "b", "n": 2, "doc": {}})
+        session.commit()
+        assert [r["t_id"] for r in _READ.execute(session, {"n": 0}).all()] == ["a", "b"]
+
+
+def test_a_lost_connection_is_invalidated_and_transient_and_the_next_transaction_reconnects(
+        engine: Engine, fresh_pg_url: str) -> None:
+    with sessionmaker(engine)() as session:
+        _INSERT.execute(session, {"id": "a", "n": 1, "doc": {}})
+        session.commit()
+        pid = _backend_pid(session)
+        with psycopg.connect(fresh_pg_url.replace("+psycopg", ""), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(DBAPIError) as raised:
+            _READ.execute(session, {"n": 0}).all()
+        assert raised.value.connection_invalidated
+        assert is_transient(raised.value)
+        session.rollback()
+        assert [r["t_id"] for r in _READ.execute(session, {"n": 0}).all()] == ["a"]
+        assert _backend_pid(session) != pid
+
+
+def _backend_pid(session: Session) -> int:
+    return int(session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
