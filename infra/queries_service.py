@@ -14,12 +14,14 @@ from infra.services import Services
 from infra.submit_body import organization_id_of, parse_json_object, validate_model
 
 
-def query(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
-    """Run one query. A credential of the organization or of an ancestor may read."""
+def query(services: Services, path: str, headers: Mapping[str, str], body: bytes,
+          parsed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one query. A credential of the organization or of an ancestor may read.
+    ``parsed``: ``body`` already parsed as a JSON object by whoever read it first."""
     spec = registry().get(path)
     if spec is None:
         raise NotFound(f"unknown query endpoint /public/v1/query/{path}")
-    data = parse_json_object(body)
+    data = parsed if parsed is not None else parse_json_object(body)
     organization_id = organization_id_of(data)
     moment = now()
     with services.read_session_factory() as session:

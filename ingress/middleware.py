@@ -13,7 +13,7 @@ from infra import ratelimit, safejson
 from infra.access import origin
 from infra.auth.principal import AUTHENTICATED
 from infra.errors import ResourceExhausted
-from infra.identity.ancestry import organization_chain
+from infra.identity.ancestry import organization_chain, remembered_chain
 from infra.observability import context
 from infra.services import Services
 from ingress.resources.api import read_body
@@ -135,9 +135,15 @@ class RateLimit:
             data = safejson.loads(body)
         except safejson.MalformedJson:
             return []
-        organization_id = data.get("organizationId") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return []
+        req.context.body_object = data  # parsed once: the resource takes it from here too
+        organization_id = data.get("organizationId")
         if not isinstance(organization_id, str) or not organization_id:
             return []
+        known = remembered_chain(organization_id)
+        if known is not None:
+            return known
         try:
             with self.services.session_factory() as session:
                 return organization_chain(session, organization_id)

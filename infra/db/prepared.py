@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from psycopg.rows import dict_row
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -20,6 +19,8 @@ class _Compiled(NamedTuple):
     names: tuple[str, ...]
     #: Whether the rows (if any) may come back as the driver decodes them.
     direct: bool
+    #: The labels of the columns of the rows it returns (``None``: it returns none).
+    columns: tuple[str, ...] | None
 
 
 class Prepared:
@@ -62,15 +63,18 @@ class Prepared:
         if compiled.positions is not None:
             return connection.exec_driver_sql(compiled.sql,
                                               tuple(values[name] for name in compiled.positions))
-        return _on_driver(connection, compiled.sql, values)
+        return _on_driver(connection, compiled.sql, values, compiled.columns)
 
     def _compile(self, dialect: Any) -> _Compiled:
         built = self.statement.compile(dialect=dialect)
         direct = dialect.name == "postgresql" or (
             self.statement.is_dml and not built.effective_returning)
         positions = tuple(built.positiontup) if dialect.positional else None
+        returned = (self.statement.selected_columns if self.statement.is_select
+                    else built.effective_returning)
+        columns = tuple(column.name for column in returned) if returned else None
         return _Compiled(built.string, dict(built._bind_processors), positions,
-                         tuple(built.bind_names.values()), direct)
+                         tuple(built.bind_names.values()), direct, columns)
 
 
 class Rows:
@@ -85,19 +89,21 @@ class Rows:
         return self._rows
 
 
-def _on_driver(connection: Connection, sql: str, values: dict[str, Any]) -> Rows:
+def _on_driver(connection: Connection, sql: str, values: dict[str, Any],
+               columns: tuple[str, ...] | None) -> Rows:
     """Run ``sql`` on a psycopg cursor of ``connection``, as SQLAlchemy would but for its
-    result processing (see :class:`Prepared`)."""
+    result processing (see :class:`Prepared`); its rows by the ``columns`` it returns."""
     dispatch = connection.dispatch
     driver = connection.connection.driver_connection
     assert driver is not None
-    cursor = driver.cursor(row_factory=dict_row)
+    cursor = driver.cursor()
     try:
         if dispatch.before_cursor_execute:
             dispatch.before_cursor_execute(connection, cursor, sql, values, None, False)
         try:
             cursor.execute(sql, values)
-            found = cursor.fetchall() if cursor.description is not None else []
+            found = ([dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+                     if columns is not None else [])
         except connection.dialect.loaded_dbapi.Error as error:
             lost = connection.dialect.is_disconnect(error, driver, cursor)
             if lost:

@@ -23,6 +23,12 @@ _CHAINS: dict[str, tuple[str, ...]] = {}
 _PARENT: Final = select(Organization.parent_id).where(Organization.id == bindparam("id"))
 
 
+def remembered_chain(organization_id: str) -> list[str] | None:
+    """:func:`organization_chain` when it is remembered (no session needed); else ``None``."""
+    known = _CHAINS.get(organization_id)
+    return None if known is None else list(known)
+
+
 def organization_chain(session: Session, organization_id: str) -> list[str]:
     """``organization_id`` followed by its ancestors, nearest first.
 

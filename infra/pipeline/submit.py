@@ -86,16 +86,19 @@ def submit(services: Services, path: str, headers: Mapping[str, str], body: byte
     return submit_answer(services, path, headers, body).view()
 
 
-def submit_json(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> str:
+def submit_json(services: Services, path: str, headers: Mapping[str, str], body: bytes,
+                parsed: dict[str, Any] | None = None) -> str:
     """:func:`submit`'s answer as the response body, ``{"activity": …}``: a rendering that
     travelled with the activity's announcement goes out as the text it came as."""
-    return submit_answer(services, path, headers, body).response()
+    return submit_answer(services, path, headers, body, parsed).response()
 
 
-def submit_answer(services: Services, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
-    """:func:`submit`, answering with an :class:`Answer`."""
+def submit_answer(services: Services, path: str, headers: Mapping[str, str], body: bytes,
+                  parsed: dict[str, Any] | None = None) -> Answer:
+    """:func:`submit`, answering with an :class:`Answer`. ``parsed``: ``body`` already
+    parsed as a JSON object (``infra.safejson``) by whoever read it first."""
     spec_for_path(path)
-    envelope = parse_envelope(parse_json_object(body))
+    envelope = parse_envelope(parsed if parsed is not None else parse_json_object(body))
     spec, version = find_spec(path, envelope.type)
     with services.waiter.watch() as watch:
         activity_id, principal = _accept(services, spec, version, envelope, headers, body, watch)

@@ -43,7 +43,8 @@ class SubmitResource:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
         resp.content_type = falcon.MEDIA_JSON
-        resp.text = submit_json(self.services, path, _headers(req), read_body(req))
+        resp.text = submit_json(self.services, path, _headers(req), read_body(req),
+                                req.context.get("body_object"))
 
 
 class QueryResource:
@@ -53,6 +54,7 @@ class QueryResource:
         self.services = services
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
-        result = query(self.services, path, _headers(req), read_body(req))
+        result = query(self.services, path, _headers(req), read_body(req),
+                       req.context.get("body_object"))
         resp.content_type = falcon.MEDIA_JSON
         resp.text = json.dumps(result)

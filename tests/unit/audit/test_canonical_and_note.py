@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infra.audit import note
-from infra.audit.canonical import canonical, digest
+from infra.audit.canonical import _normalise, canonical, digest
 
 
 def test_canonical_json_sorts_by_utf16_and_keeps_utf8() -> None:
@@ -19,6 +23,31 @@ def test_canonical_json_sorts_by_utf16_and_keeps_utf8() -> None:
     assert canonical({"x": 2.0, "y": 0.5}) == b'{"x":2,"y":0.5}'
     assert digest(None) is None
     assert digest({"a": 1}) == digest({"a": 1.0})
+
+
+_KEYS = st.one_of(st.text(max_size=6), st.sampled_from(["a", "B", "_", "\uffff", "\U0001f600",
+                                                          "\ue000", "é"]))
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False,
+                                                                 allow_infinity=False),
+              st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
+                            st.dictionaries(_KEYS, inner, max_size=5)),
+    max_leaves=20)
+
+
+@given(_VALUES)
+def test_the_encoders_own_sort_is_used_only_where_it_gives_the_canonical_form(
+        value: Any) -> None:
+    slow = json.dumps(_normalise(value), ensure_ascii=False, separators=(",", ":")).encode()
+    assert canonical(value) == slow
+
+
+def test_non_ascii_names_and_integral_floats_still_take_the_normalised_form() -> None:
+    # Code-point order would put U+FFFF before U+1F600; UTF-16 order puts it after.
+    assert canonical({"\U0001f600": 1, "\uffff": 2}) == '{"\U0001f600":1,"\uffff":2}'.encode()
+    assert canonical({"a": [1.0, {"b": 3.0}]}) == b'{"a":[1,{"b":3}]}'
+    assert canonical({"b": 1, "a": {"d": None, "c": "\u00e9"}}) == '{"a":{"c":"é","d":null},"b":1}'.encode()
 
 
 def test_signed_checkpoint_round_trip_and_tampering() -> None:
