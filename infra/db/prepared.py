@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
+
+_Processor = Callable[[Any], Any] | None
 
 
 class _Compiled(NamedTuple):
@@ -17,43 +19,43 @@ class _Compiled(NamedTuple):
     #: driver taking them by name (psycopg).
     positions: tuple[str, ...] | None
     names: tuple[str, ...]
-    #: Whether the rows (if any) may come back as the driver decodes them.
-    direct: bool
     #: The labels of the columns of the rows it returns (``None``: it returns none).
     columns: tuple[str, ...] | None
+    #: Per column, what SQLAlchemy would make of the driver's value (``None``: nothing);
+    #: ``None`` when no column needs anything.
+    decoders: tuple[_Processor, ...] | None
 
 
 class Prepared:
-    """A Core statement compiled once and sent as its SQL text.
+    """A Core statement compiled once and run on the driver's cursor.
 
     ``session.execute`` walks a statement's cache key and looks it up in the compiled cache
-    on every execution, which for these wide statements costs more Python than the round
-    trip; here the SQL and its bind processors are kept from the first execution, per
-    dialect. On PostgreSQL the statement goes to a psycopg cursor of the session's own
-    connection (in its transaction), and the rows come back as plain dicts by column label,
-    as psycopg decodes them (JSON as Python objects, aware datetimes): SQLAlchemy's execution
-    context and result object cost about twice the driver's own work per statement, and
-    none of their processing applies to text SQL. What SQLAlchemy would still do is kept:
-    ``before_cursor_execute``/``after_cursor_execute`` listeners see the statement, and a
-    driver error is raised as SQLAlchemy's exception (``IntegrityError``,
-    ``OperationalError``, …), the connection invalidated first if the error says it is lost,
-    so callers' error handling and the pipeline's transient/permanent rule are unchanged.
-    On SQLite, whose JSON and datetimes SQLAlchemy decodes, a statement that returns rows
-    goes through ``session.execute``; writes without rows go direct there too.
+    on every execution, and its execution context and result object cost about twice the
+    driver's own work per statement; for the hot path's wide statements that is more Python
+    than the round trip. Here the SQL, its bind processors and its columns' result
+    processors are kept from the first execution, per dialect, and the statement goes to a
+    cursor of the session's own connection (in its transaction). Rows come back as plain
+    dicts by column label, decoded as SQLAlchemy would decode them (on PostgreSQL psycopg
+    does it all: JSON as Python objects, aware datetimes; on SQLite the column types'
+    processors turn stored text into datetimes and JSON).
+
+    What SQLAlchemy does around a statement is kept: ``before_cursor_execute`` /
+    ``after_cursor_execute`` listeners see it, and a driver error is raised as SQLAlchemy's
+    exception (``IntegrityError``, ``OperationalError``, …), the connection invalidated first
+    if the error says it is lost, so callers' error handling and the pipeline's
+    transient/permanent rule are unchanged.
     """
 
     def __init__(self, statement: Any) -> None:
         self.statement = statement
         self._compiled: dict[str, _Compiled] = {}
 
-    def execute(self, session: Session, params: Mapping[str, Any]) -> Any:
+    def execute(self, session: Session, params: Mapping[str, Any]) -> Rows:
         connection = session.connection()
         dialect = connection.dialect
         compiled = self._compiled.get(dialect.name)
         if compiled is None:
             compiled = self._compiled[dialect.name] = self._compile(dialect)
-        if not compiled.direct:
-            return session.execute(self.statement, dict(params))
         processors = compiled.processors
         values = {}
         for name in compiled.names:
@@ -61,20 +63,23 @@ class Prepared:
             process = processors.get(name)
             values[name] = process(value) if process is not None and value is not None else value
         if compiled.positions is not None:
-            return connection.exec_driver_sql(compiled.sql,
-                                              tuple(values[name] for name in compiled.positions))
-        return _on_driver(connection, compiled.sql, values, compiled.columns)
+            return _on_driver(connection, compiled, tuple(values[name] for name in compiled.positions))
+        return _on_driver(connection, compiled, values)
 
     def _compile(self, dialect: Any) -> _Compiled:
         built = self.statement.compile(dialect=dialect)
-        direct = dialect.name == "postgresql" or (
-            self.statement.is_dml and not built.effective_returning)
         positions = tuple(built.positiontup) if dialect.positional else None
         returned = (self.statement.selected_columns if self.statement.is_select
                     else built.effective_returning)
         columns = tuple(column.name for column in returned) if returned else None
+        decoders: tuple[_Processor, ...] | None = None
+        if returned:
+            decoders = tuple(column.type.dialect_impl(dialect).result_processor(dialect, None)
+                             for column in returned)
+            if not any(decoders):
+                decoders = None
         return _Compiled(built.string, dict(built._bind_processors), positions,
-                         tuple(built.bind_names.values()), direct, columns)
+                         tuple(built.bind_names.values()), columns, decoders)
 
 
 class Rows:
@@ -89,30 +94,38 @@ class Rows:
         return self._rows
 
 
-def _on_driver(connection: Connection, sql: str, values: dict[str, Any],
-               columns: tuple[str, ...] | None) -> Rows:
-    """Run ``sql`` on a psycopg cursor of ``connection``, as SQLAlchemy would but for its
-    result processing (see :class:`Prepared`); its rows by the ``columns`` it returns."""
+def _on_driver(connection: Connection, compiled: _Compiled,
+               values: dict[str, Any] | tuple[Any, ...]) -> Rows:
+    """Run ``compiled`` on a cursor of ``connection``'s driver connection, as SQLAlchemy
+    would but for its execution context and result object (see :class:`Prepared`)."""
     dispatch = connection.dispatch
+    dialect = connection.dialect
     driver = connection.connection.driver_connection
     assert driver is not None
+    sql = compiled.sql
     cursor = driver.cursor()
     try:
         if dispatch.before_cursor_execute:
             dispatch.before_cursor_execute(connection, cursor, sql, values, None, False)
         try:
             cursor.execute(sql, values)
-            found = ([dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-                     if columns is not None else [])
-        except connection.dialect.loaded_dbapi.Error as error:
-            lost = connection.dialect.is_disconnect(error, driver, cursor)
+            found = cursor.fetchall() if compiled.columns is not None else []
+        except dialect.loaded_dbapi.Error as error:
+            lost = dialect.is_disconnect(error, driver, cursor)
             if lost:
                 connection.invalidate(error)
-            raise DBAPIError.instance(sql, values, error, connection.dialect.loaded_dbapi.Error,
-                                      connection_invalidated=lost,
-                                      dialect=connection.dialect) from error
+            raise DBAPIError.instance(sql, values, error, dialect.loaded_dbapi.Error,
+                                      connection_invalidated=lost, dialect=dialect) from error
         if dispatch.after_cursor_execute:
             dispatch.after_cursor_execute(connection, cursor, sql, values, None, False)
     finally:
         cursor.close()
-    return Rows(found)
+    columns = compiled.columns
+    if columns is None:
+        return Rows([])
+    decoders = compiled.decoders
+    if decoders is None:
+        return Rows([dict(zip(columns, row, strict=True)) for row in found])
+    return Rows([{name: (decode(value) if decode is not None else value)
+                  for name, decode, value in zip(columns, decoders, row, strict=True)}
+                 for row in found])

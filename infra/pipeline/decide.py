@@ -127,16 +127,17 @@ def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
         ballot = _ballot(session, activity, found)
         ballot.read_with_lock = True
         return ballot
-    row = session.execute(rows.TOUCH, {**params, "now": now()}).first()
-    if row is None:
+    found = rows.TOUCH_PREPARED.execute(session, {**params, "now": now()}).all()
+    if not found:
         return None
+    row = found[0]
     return ballot_of(session, rows.activity_of(session, rows.unpack(row, "a_", rows.ACTIVITY_COLUMNS)))
 
 
 def ballot_of(session: Session, activity: Activity) -> ClaimedActivity:
     """The ballot of an activity already at hand (read without a lock)."""
     return _ballot(session, activity,
-                   session.execute(rows.BALLOT, {"activity_id": activity.id}).all())
+                   rows.BALLOT_PREPARED.execute(session, {"activity_id": activity.id}).all())
 
 
 _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)

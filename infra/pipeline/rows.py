@@ -146,6 +146,8 @@ TOUCH: Final = (update(ACTIVITIES)
 #: The ballot of an activity already at hand.
 BALLOT: Final = _ballot_joins(select(*_BALLOT_SELECT).select_from(VOTES)
                               .where(VOTES.c.activity_id == bindparam("activity_id")))
+TOUCH_PREPARED: Final = Prepared(TOUCH)
+BALLOT_PREPARED: Final = Prepared(BALLOT)
 
 
 def mapping_of(row: Row[Any] | Mapping[str, Any]) -> Mapping[Any, Any]:
