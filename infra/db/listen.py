@@ -46,6 +46,9 @@ class Listener:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._restart = threading.Event()
+        #: The channels the current connection listens on; ``None`` while there is none (the
+        #: next one listens on every subscription's channel).
+        self._listened: frozenset[str] | None = None
         #: Set while notifications arrive; cleared while (re)connecting.
         self.connected = threading.Event()
 
@@ -54,13 +57,15 @@ class Listener:
         """Start delivering ``channel``'s notifications (and resets) to the callbacks."""
         with self._lock:
             self._subscriptions.append(Subscription(channel, on_notify, on_reset))
-            fresh_channel = sum(s.channel == channel for s in self._subscriptions) == 1
             running = self._thread is not None and self._thread.is_alive()
             if not running:
                 self._thread = threading.Thread(target=self._run, name="walletd-listener",
                                                 daemon=True)
                 self._thread.start()
-        if running and fresh_channel:
+            # A connection already up does not listen on a new channel; one still to come
+            # will (it reads the subscriptions under this lock).
+            unheard = running and self._listened is not None and channel not in self._listened
+        if unheard:
             # LISTEN on the new channel too: reconnect once, not trusted until then.
             self.connected.clear()
             self._restart.set()
@@ -90,6 +95,7 @@ class Listener:
                 with psycopg.connect(self._dsn, autocommit=True) as conn:
                     with self._lock:
                         channels = sorted({s.channel for s in self._subscriptions})
+                        self._listened = frozenset(channels)
                     for channel in channels:
                         conn.execute(f"LISTEN {channel}")
                     self.connected.set()
@@ -114,6 +120,8 @@ class Listener:
                                 failures, str(ex).strip().splitlines()[0] if str(ex) else
                                 type(ex).__name__)
                     last_said = time.monotonic()
+            with self._lock:
+                self._listened = None
             self.connected.clear()
             self._reset()
             if not self._restart.is_set():
