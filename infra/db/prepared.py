@@ -50,7 +50,7 @@ class Prepared:
         self.statement = statement
         self._compiled: dict[str, _Compiled] = {}
 
-    def execute(self, session: Session, params: Mapping[str, Any]) -> Rows:
+    def execute(self, session: Session, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         connection = session.connection()
         dialect = connection.dialect
         compiled = self._compiled.get(dialect.name)
@@ -82,22 +82,11 @@ class Prepared:
                          tuple(built.bind_names.values()), columns, decoders)
 
 
-class Rows:
-    """The rows of a statement run on the driver (dicts by column label)."""
-
-    __slots__ = ("_rows",)
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self._rows = rows
-
-    def all(self) -> list[dict[str, Any]]:
-        return self._rows
-
-
 def _on_driver(connection: Connection, compiled: _Compiled,
-               values: dict[str, Any] | tuple[Any, ...]) -> Rows:
+               values: dict[str, Any] | tuple[Any, ...]) -> list[dict[str, Any]]:
     """Run ``compiled`` on a cursor of ``connection``'s driver connection, as SQLAlchemy
-    would but for its execution context and result object (see :class:`Prepared`)."""
+    would but for its execution context and result object (see :class:`Prepared`); its
+    rows, if it returns any, as dicts by column label."""
     dispatch = connection.dispatch
     dialect = connection.dialect
     driver = connection.connection.driver_connection
@@ -122,10 +111,10 @@ def _on_driver(connection: Connection, compiled: _Compiled,
         cursor.close()
     columns = compiled.columns
     if columns is None:
-        return Rows([])
+        return []
     decoders = compiled.decoders
     if decoders is None:
-        return Rows([dict(zip(columns, row, strict=True)) for row in found])
-    return Rows([{name: (decode(value) if decode is not None else value)
-                  for name, decode, value in zip(columns, decoders, row, strict=True)}
-                 for row in found])
+        return [dict(zip(columns, row, strict=True)) for row in found]
+    return [{name: (decode(value) if decode is not None else value)
+             for name, decode, value in zip(columns, decoders, row, strict=True)}
+            for row in found]

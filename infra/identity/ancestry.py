@@ -35,9 +35,9 @@ def organization_chain(session: Session, organization_id: str) -> list[str]:
     Empty when ``organization_id`` is not stored. A chain is remembered only once its walk
     reached a stored root, never a guess about rows that may appear later.
     """
-    known = _CHAINS.get(organization_id)
+    known = remembered_chain(organization_id)
     if known is not None:
-        return list(known)
+        return known
     chain: list[str] = []
     current = organization_id
     while len(chain) <= MAX_DEPTH:

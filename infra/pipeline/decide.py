@@ -91,23 +91,22 @@ class ClaimedActivity:
         return self.voters.get(self.activity.user_id or "")
 
 
-def _ballot(session: Session, activity: Activity, found: Any) -> ClaimedActivity:
+def _ballot(session: Session, activity: Activity, found: list[dict[str, Any]]) -> ClaimedActivity:
     """The ballot of plain rows; votes and voters attached to ``session`` as read (an
     effect that looks its submitter up finds it without a statement)."""
     votes: list[Vote] = []
     voters: dict[str, User] = {}
     thresholds: dict[str, int] = {}
     for row in found:
-        mapping = rows.mapping_of(row)
-        if mapping["v_id"] is None:
+        if row["v_id"] is None:
             continue
-        votes.append(rows.vote_of(session, rows.unpack(mapping, "v_", rows.VOTE_COLUMNS)))
-        user_id = mapping["u_id"]
+        votes.append(rows.vote_of(session, rows.unpack(row, "v_", rows.VOTE_COLUMNS)))
+        user_id = row["u_id"]
         if user_id is not None:
             if user_id not in voters:
                 voters[user_id] = rows.user_of(session,
-                                               rows.unpack(mapping, "u_", rows.USER_COLUMNS))
-            thresholds[mapping["u_organization_id"]] = mapping["threshold"]
+                                               rows.unpack(row, "u_", rows.USER_COLUMNS))
+            thresholds[row["u_organization_id"]] = row["threshold"]
     return ClaimedActivity(activity, votes, voters, thresholds)
 
 
@@ -120,14 +119,14 @@ def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
     """
     params = {"activity_id": activity_id, "expected": lifecycle.PENDING}
     if session.get_bind().dialect.name == "postgresql":
-        found = rows.CLAIM_WITH_BALLOT_PREPARED.execute(session, params).all()
+        found = rows.CLAIM_WITH_BALLOT_PREPARED.execute(session, params)
         if not found:
             return None
         activity = rows.activity_of(session, rows.unpack(found[0], "a_", rows.ACTIVITY_COLUMNS))
         ballot = _ballot(session, activity, found)
         ballot.read_with_lock = True
         return ballot
-    found = rows.TOUCH_PREPARED.execute(session, {**params, "now": now()}).all()
+    found = rows.TOUCH_PREPARED.execute(session, {**params, "now": now()})
     if not found:
         return None
     row = found[0]
@@ -137,7 +136,7 @@ def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
 def ballot_of(session: Session, activity: Activity) -> ClaimedActivity:
     """The ballot of an activity already at hand (read without a lock)."""
     return _ballot(session, activity,
-                   rows.BALLOT_PREPARED.execute(session, {"activity_id": activity.id}).all())
+                   rows.BALLOT_PREPARED.execute(session, {"activity_id": activity.id}))
 
 
 _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)

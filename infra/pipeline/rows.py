@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final, cast
 
-from sqlalchemy import JSON, Row, Table, bindparam, insert, select, text, update
+from sqlalchemy import JSON, Table, bindparam, insert, select, text, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.util import identity_key
@@ -150,15 +150,9 @@ TOUCH_PREPARED: Final = Prepared(TOUCH)
 BALLOT_PREPARED: Final = Prepared(BALLOT)
 
 
-def mapping_of(row: Row[Any] | Mapping[str, Any]) -> Mapping[Any, Any]:
-    """A row by column label, whether SQLAlchemy's or the driver's (``infra.db.prepared``)."""
-    return row._mapping if isinstance(row, Row) else row
-
-
-def unpack(row: Row[Any] | Mapping[str, Any], prefix: str, names: tuple[str, ...]) -> dict[str, Any]:
-    """The columns ``prefix + name`` of a labelled row, by plain name."""
-    mapping = mapping_of(row)
-    return {name: mapping[prefix + name] for name in names}
+def unpack(row: Mapping[str, Any], prefix: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """The columns ``prefix + name`` of a labelled row (``Prepared``'s), by plain name."""
+    return {name: row[prefix + name] for name in names}
 
 
 def activity_of(session: Session, values: dict[str, Any]) -> Activity:

@@ -47,15 +47,15 @@ def load_and_render(session: Session, activity_id: str,
     """The activity with ``activity_id`` and its ``v1Activity``, read in one statement of
     plain rows (no ORM loading; the voters' views are remembered, ``infra.views.users``);
     ``None`` if there is none. The objects returned are not attached to ``session``."""
-    found = statements.WITH_VOTES_PREPARED.execute(session, {"id": activity_id}).all()
+    found = statements.WITH_VOTES_PREPARED.execute(session, {"id": activity_id})
     if not found:
         return None
     activity = Activity(**statements.unpack(found[0], "a_", statements.ACTIVITY_COLUMNS))
     votes = [Vote(**statements.unpack(row, "v_", statements.VOTE_COLUMNS))
-             for row in found if statements.mapping_of(row)["v_id"] is not None]
+             for row in found if row["v_id"] is not None]
     voters: dict[str, User] = {}
     for row in found:
-        user_id = statements.mapping_of(row)["u_id"]
+        user_id = row["u_id"]
         if user_id is not None and user_id not in voters:
             voters[user_id] = User(**statements.unpack(row, "u_", statements.USER_COLUMNS))
     user_views = {u["userId"]: u for u in render_users(session, list(voters.values()))}

@@ -65,15 +65,15 @@ def test_rows_come_back_by_label_decoded_as_sqlalchemy_decodes_them(engine: Engi
         _INSERT.execute(session, {"id": "a", "n": 1, "doc": {"x": [1, "two"]}, "at": _AT})
         _INSERT.execute(session, {"id": "b", "n": 2, "doc": {}, "at": None})
         session.commit()
-        rows = _READ.execute(session, {"n": 2}).all()
+        rows = _READ.execute(session, {"n": 2})
         assert rows == [{"t_id": "b", "t_n": 2, "t_doc": {}, "t_at": None}]
-        first = _READ.execute(session, {"n": 1}).all()[0]
+        first = _READ.execute(session, {"n": 1})[0]
         assert first["t_doc"] == {"x": [1, "two"]}
         # Exactly what SQLAlchemy's own execution returns for the same row.
         expected = session.execute(select(_THINGS.c.at).where(_THINGS.c.id == "a")).scalar_one()
         assert first["t_at"] == expected and isinstance(first["t_at"], datetime)
         assert first["t_at"].replace(tzinfo=UTC) == _AT
-        assert _READ.execute(session, {"n": 3}).all() == []
+        assert _READ.execute(session, {"n": 3}) == []
 
 
 def test_listeners_see_each_statement_with_its_parameters(engine: Engine) -> None:
@@ -85,7 +85,7 @@ def test_listeners_see_each_statement_with_its_parameters(engine: Engine) -> Non
                  lambda _c, _cur, statement, *_: after.append(statement))
     with sessionmaker(engine)() as session:
         _INSERT.execute(session, {"id": "a", "n": 1, "doc": {}, "at": None})
-        _READ.execute(session, {"n": 0}).all()
+        _READ.execute(session, {"n": 0})
     assert [s.split()[0] for s, _ in seen] == ["INSERT", "SELECT"]
     assert "a" in (seen[0][1].values() if isinstance(seen[0][1], dict) else seen[0][1])
     assert after == [s for s, _ in seen]
@@ -103,7 +103,7 @@ def test_a_constraint_violation_is_sqlalchemys_integrity_error_and_the_session_r
         session.rollback()
         _INSERT.execute(session, {"id": "b", "n": 2, "doc": {}, "at": None})
         session.commit()
-        assert [r["t_id"] for r in _READ.execute(session, {"n": 0}).all()] == ["a", "b"]
+        assert [r["t_id"] for r in _READ.execute(session, {"n": 0})] == ["a", "b"]
 
 
 def test_a_lost_connection_is_invalidated_and_transient_and_the_next_transaction_reconnects(
@@ -117,11 +117,11 @@ def test_a_lost_connection_is_invalidated_and_transient_and_the_next_transaction
         with psycopg.connect(fresh_pg_url.replace("+psycopg", ""), autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         with pytest.raises(DBAPIError) as raised:
-            _READ.execute(session, {"n": 0}).all()
+            _READ.execute(session, {"n": 0})
         assert raised.value.connection_invalidated
         assert is_transient(raised.value)
         session.rollback()
-        assert [r["t_id"] for r in _READ.execute(session, {"n": 0}).all()] == ["a"]
+        assert [r["t_id"] for r in _READ.execute(session, {"n": 0})] == ["a"]
         assert _backend_pid(session) != pid
     engine.dispose()
 
