@@ -77,6 +77,14 @@ class ApiKey(Timestamped, Base):
                                                                nullable=True)
     #: The session profile a login credential was issued under (migration 0025_access_controls).
     session_profile_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    #: The credential this one descends from (migration 0030_credential_lineage): set when an
+    #: API-key-type credential (a session or API key, ``X-Stamp``) stamped the activity that
+    #: issued this one (``stamp_login``, ``create_read_write_session``, ``create_api_keys``,
+    #: ...): the ``lineage_root_id`` of that credential, or its own id when it has none.
+    #: ``None``: this credential is its own root (issued by a passkey, a one-time proof, the
+    #: auth proxy or the operator). MFA never lets a credential approve an activity proposed
+    #: by one of the same lineage (``infra.pipeline.mfa``).
+    lineage_root_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
 
 
 class OrganizationFeature(Timestamped, Base):
