@@ -69,6 +69,13 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from ex
 
 
+def _within(name: str, value: float, low: float, high: float) -> float:
+    """``value`` when ``low <= value <= high``; otherwise a startup error naming ``name``."""
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low:g} and {high:g}, got {value:g}")
+    return value
+
+
 def _log_format(raw: str) -> Literal["text", "json"]:
     if raw in ("text", "json"):
         return raw  # type: ignore[return-value]
@@ -167,6 +174,13 @@ class Settings:
             replaced with higher fees (``WALLETD_BROADCAST_STUCK_S``).
         broadcast_lease_s: How long a tracker holds a transaction for one step; a tracker
             that dies mid-step leaves it to another after this (``WALLETD_BROADCAST_LEASE_S``).
+        broadcast_max_replacements: How many times a stuck transaction may be re-signed with
+            higher fees before it is given up (``WALLETD_BROADCAST_MAX_REPLACEMENTS``, 0 to 100).
+        broadcast_fee_cap_multiple: A replacement's ``maxFeePerGas`` / ``maxPriorityFeePerGas``
+            never exceed this multiple of the first signature's
+            (``WALLETD_BROADCAST_FEE_CAP_MULTIPLE``, 1 to 100).
+        broadcast_suggested_fee_max_gwei: Fees a node suggests above this many gwei per gas
+            are not used (``WALLETD_BROADCAST_SUGGESTED_FEE_MAX_GWEI``, > 0).
     """
 
     data_dir: Path = Path("./data")
@@ -224,6 +238,9 @@ class Settings:
     broadcast_poll_ms: int = 500
     broadcast_stuck_s: int = 30
     broadcast_lease_s: int = 60
+    broadcast_max_replacements: int = 5
+    broadcast_fee_cap_multiple: float = 3.0
+    broadcast_suggested_fee_max_gwei: float = 1000.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -293,6 +310,15 @@ class Settings:
             broadcast_poll_ms=_int(e, "WALLETD_BROADCAST_POLL_MS", 500),
             broadcast_stuck_s=_int(e, "WALLETD_BROADCAST_STUCK_S", 30),
             broadcast_lease_s=_int(e, "WALLETD_BROADCAST_LEASE_S", 60),
+            broadcast_max_replacements=int(_within(
+                "WALLETD_BROADCAST_MAX_REPLACEMENTS",
+                _int(e, "WALLETD_BROADCAST_MAX_REPLACEMENTS", 5), 0, 100)),
+            broadcast_fee_cap_multiple=_within(
+                "WALLETD_BROADCAST_FEE_CAP_MULTIPLE",
+                _float(e, "WALLETD_BROADCAST_FEE_CAP_MULTIPLE", 3.0), 1, 100),
+            broadcast_suggested_fee_max_gwei=_within(
+                "WALLETD_BROADCAST_SUGGESTED_FEE_MAX_GWEI",
+                _float(e, "WALLETD_BROADCAST_SUGGESTED_FEE_MAX_GWEI", 1000.0), 1e-9, 1e9),
         )
 
     def threads_for(self, queue: str) -> int:
