@@ -48,6 +48,9 @@ class SendTransaction(Timestamped, Base):
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     replacements: Mapped[int] = mapped_column(Integer, default=0)
+    #: The fees of the first signature (``maxFeePerGas``, ``maxPriorityFeePerGas`` as decimal
+    #: strings): replacements stay under a multiple of them (``infra.broadcast.bounds``).
+    first_fees: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     broadcast_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     next_check_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: A tracker holds the row until then (crash: another picks it up after).
