@@ -19,17 +19,21 @@ import argparse
 import logging
 import os
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from infra.authproxy.keys import published_public_key
 from infra.bootstrap import bootstrap
 from infra.db import migrate
+from infra.errors import WalletError
 from infra.identity.root import KEY_FILE, ensure_root
 from infra.messaging import queues
+from infra.seal.hardening import harden_process
 from infra.services import Services
 from infra.settings import Settings
 
@@ -69,8 +73,6 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["host"] = args.host
     if getattr(args, "auth_proxy_port", None):
         changes["auth_proxy_port"] = args.auth_proxy_port
-    from pathlib import Path
-
     if "data_dir" in changes:
         changes["data_dir"] = Path(changes["data_dir"])
     return replace(settings, **changes)
@@ -120,6 +122,7 @@ def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
+    harden_process()  # opens the seal
     services = bootstrap(settings, "cli")
     path = ensure_root(services.uow, services.settings)
     print(f"root API key written to {path}" if path else "an organization exists already")
@@ -127,6 +130,28 @@ def cmd_bootstrap(args: argparse.Namespace, settings: Settings) -> int:
     print(f"auth proxy public key: {public}" if public else
           "no sealed keyring yet: run `walletd operator init` (docs/CUSTODY.md)")
     return 0
+
+
+#: ``walletd up``'s data dir holds every tenant's rows and its static seal's key: its own user's.
+PRIVATE_UMASK = 0o077
+
+
+def private_data_dir(path: Path) -> None:
+    """Make ``path`` (and what it holds) its owner's alone: 0700 directories, no group or
+    other bit on any file; what was wider is narrowed and logged."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    narrowed: list[str] = []
+    for current, dirs, files in os.walk(path):
+        for name in [".", *dirs, *files]:
+            target = Path(current) / name if name != "." else Path(current)
+            info = target.lstat()
+            if stat.S_ISLNK(info.st_mode) or not info.st_mode & 0o077:
+                continue
+            os.chmod(target, stat.S_IMODE(info.st_mode) & 0o700)
+            narrowed.append(f"{target} ({stat.S_IMODE(info.st_mode):04o})")
+    if narrowed:
+        log.warning("data dir: made %d path(s) private to this user (they were readable or "
+                    "writable by others): %s", len(narrowed), ", ".join(narrowed))
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
@@ -137,7 +162,12 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from walletd import embedded_http
     from walletd.processes import declare_all, start_workers
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # Every file this process makes is its user's alone (the SQLite database and journals,
+    # the keyring, the static seal's key, the root API key); an older, wider data dir is
+    # narrowed. The process holds the root key: no core file, not dumpable.
+    os.umask(PRIVATE_UMASK)
+    harden_process()
+    private_data_dir(settings.data_dir)
     migrate.upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
     created = ensure_root(services.uow, services.settings)
@@ -216,11 +246,29 @@ def cmd_ingress(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _refused(command: str, settings: Settings, *, socket_always: bool = False) -> int:
+    """The production seal checks (``infra.seal.wiring.preflight``): 2 with the reason on
+    stderr when the process must not start, else 0."""
+    from infra.seal.wiring import preflight
+
+    try:
+        preflight(settings, socket_always=socket_always)
+    except WalletError as err:
+        print(f"walletd {command}: {err.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cmd_auth_proxy(args: argparse.Namespace, settings: Settings) -> int:
     from gunicorn.app.base import BaseApplication
 
     from authproxy.app import create_app
 
+    # Its gunicorn workers (forked: both settings are inherited) open the proxy key's seal;
+    # each makes an admin socket, so the directory is checked whatever the seal type.
+    if _refused("auth-proxy", settings, socket_always=True):
+        return 2
+    harden_process()
     public = published_public_key(settings)
     print(f"auth proxy public key: {public}" if public else
           "no sealed keyring yet: run `walletd operator init` (docs/CUSTODY.md)", flush=True)
@@ -247,6 +295,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     if unknown:
         print(f"unknown queues: {', '.join(sorted(unknown))}; known: {', '.join(queues.ALL)}",
               file=sys.stderr)
+        return 2
+    if _refused("worker", settings):
         return 2
     from infra.observability import multiprocess
 
@@ -288,7 +338,12 @@ def _children_seal(settings: Settings, procs: list[Any]) -> Callable[[], list[di
     directory = seal_config(settings).socket_dir
 
     def statuses() -> list[dict[str, Any]]:
-        answers = {int(a["status"]["pid"]): a["status"] for a in call_all(directory, {"op": "status"})
+        try:
+            found = call_all(directory, {"op": "status"})
+        except WalletError as err:  # an unsafe directory or listener: trust no answer
+            log.warning("seal: %s", err.message)
+            found = []
+        answers = {int(a["status"]["pid"]): a["status"] for a in found
                    if a.get("ok") and "pid" in a.get("status", {})}
         return [answers.get(p.pid) or {"sealed": True, "pid": p.pid, "reason": "not answering"}
                 for p in procs]
@@ -308,6 +363,7 @@ def _worker_process(settings: Settings, names: set[str], threads: int | None, sw
     from walletd.processes import declare_all, start_workers
 
     _configure_logging(settings)
+    harden_process()  # a new program under spawn: dumpable again until this
     services = bootstrap(settings, "worker", label=",".join(sorted(names)), queue_names=names,
                          threads=threads)
     declare_all(services)

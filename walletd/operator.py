@@ -19,7 +19,8 @@
 
 Shares are read from the terminal without echo (or from stdin when it is not a terminal) and
 go only to the processes' memory through their admin sockets: never to a file, the database,
-the broker or a log.
+the broker or a log. Nothing is sent unless the socket directory is this user's (or root's)
+and nobody else can write it, and every listener runs as this user or root (``SO_PEERCRED``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from infra.seal import operations, sealed_file
 from infra.seal.admin import call_all
 from infra.seal.config import AUTO_TYPES, TYPES
 from infra.seal.errors import Sealed
+from infra.seal.hardening import harden_process
 from infra.seal.state import SealState, resolve_type
 from infra.seal.wiring import legacy_files, seal_config, seal_of
 from infra.settings import Settings
@@ -70,6 +72,7 @@ def _share_options(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Dispatch ``walletd operator <command>``."""
+    harden_process()  # shares and the root key pass through this process
     try:
         command = args.operator_command.replace("-", "_")
         return int(globals()[f"_{command}"](args, settings))
@@ -239,6 +242,7 @@ def unsealed(services: Any) -> SealState:
     Raises:
         Sealed: it cannot be unsealed (the reason says why).
     """
+    harden_process()
     state = seal_of(services)
     if state.sealed:
         current = sealed_file.read(state.config.keyring_file)
@@ -252,7 +256,9 @@ def unsealed(services: Any) -> SealState:
 
 
 def cli_services(settings: Settings) -> Any:
-    """CLI services with the seal opened (keys and webhooks commands)."""
+    """CLI services with the seal opened (keys and webhooks commands), in a process that
+    leaves no core file and is not dumpable."""
+    harden_process()
     services = bootstrap(settings, "cli")
     unsealed(services)
     return services

@@ -5,7 +5,9 @@ service's seal state.
 Answers ``{sealed, sealType, rootKeyVersion, threshold, progress, processes: [{role, sealed,
 progress, reportedAt}]}``: ``sealed`` is true while any reporting process is sealed and null
 when none has reported within the last 15 s (the console then says so). No secret, address or
-host name is answered; any user of any organization may read it, as ``get_service_status``.
+host name is answered. Only the operator may read it (a credential of a top-level organization,
+``infra.queries._operator``): a sub-organization's credential gets 403, as for
+``get_service_status``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sqlalchemy import select
 
 from infra.clock import as_utc, now
 from infra.db.models.seal import FRESH_S, SealReport
+from infra.queries._operator import require_operator
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 
@@ -26,6 +29,7 @@ class Params(WireModel):
 
 
 def run(params: Params, ctx: QueryContext) -> dict[str, Any]:
+    require_operator(ctx, "get_seal_status")
     rows = list(ctx.session.scalars(select(SealReport).where(
         SealReport.reported_at >= now() - timedelta(seconds=FRESH_S)).order_by(SealReport.role)))
     processes = [{"role": r.role, "sealed": r.sealed, "progress": r.progress,

@@ -1,5 +1,6 @@
 """``get_service_status`` (walletd's own query): what the operator's console shows about the
-service itself, authenticated like any query and readable by any user of the organization.
+service itself, authenticated like any query and readable by the operator only (a credential
+of a top-level organization, ``infra.queries._operator``; a sub-organization's gets 403).
 
 Answers ``{walletdVersion, apiVersion, databaseDialect, databaseRevision, broker}``:
 walletd's package version, the version of the public API it serves (the swagger's
@@ -16,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from infra.openapi import swagger
+from infra.queries._operator import require_operator
 from infra.queries.spec import QueryContext, QuerySpec
 from infra.wiremodel import WireModel
 
@@ -39,6 +41,7 @@ def _revision(ctx: QueryContext) -> str:
 
 
 def run(params: Params, ctx: QueryContext) -> dict[str, Any]:
+    require_operator(ctx, "get_service_status")
     broker = ctx.services.settings.broker_url.split(":", 1)[0].lower()
     return {
         "walletdVersion": _version(),

@@ -21,6 +21,9 @@ class SealConfig:
     keyring_file: str = ""
     socket_dir: str = ""
     static_key_file: str = ""
+    #: ``WALLETD_SEAL_ALLOW_STATIC``: a production process (``walletd worker``, ``auth-proxy``)
+    #: accepts the static seal only with it (``infra.seal.wiring.refuse_static``).
+    allow_static: bool = False
     unseal_timeout_s: float = 600.0
     retry_s: float = 5.0
     transit_address: str = ""
@@ -54,6 +57,7 @@ class SealConfig:
             keyring_file=keyring_file,
             socket_dir=get("SOCKET_DIR", str(data_dir / "run")),
             static_key_file=get("STATIC_KEY_FILE", str(data_dir / "static-seal.key")),
+            allow_static=get("ALLOW_STATIC").strip().lower() in ("1", "true", "yes"),
             unseal_timeout_s=float(get("UNSEAL_TIMEOUT_S", "600")),
             retry_s=float(get("RETRY_S", "5")),
             transit_address=get("TRANSIT_ADDRESS").rstrip("/"),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from infra.errors import InvalidRequest, Sealed, Unavailable
+from infra.errors import FailedPrecondition, InvalidRequest, PermissionDenied, Sealed, Unavailable
 
-__all__ = ["BadShare", "SealMismatch", "SealUnavailable", "Sealed"]
+__all__ = ["BadShare", "ForeignListener", "SealMismatch", "SealUnavailable", "Sealed",
+           "StaticSealRefused", "UnsafeSocketDirectory"]
 
 
 class SealUnavailable(Unavailable):
@@ -23,3 +24,21 @@ class SealMismatch(InvalidRequest):
     """The configured seal does not match the sealed keyring, or init/migration misuse."""
 
     code = "seal_mismatch"
+
+
+class StaticSealRefused(FailedPrecondition):
+    """A production process found the static seal without ``WALLETD_SEAL_ALLOW_STATIC``."""
+
+    code = "static_seal_refused"
+
+
+class UnsafeSocketDirectory(FailedPrecondition):
+    """The admin socket directory belongs to another user or others can write into it."""
+
+    code = "unsafe_socket_directory"
+
+
+class ForeignListener(PermissionDenied):
+    """An admin socket whose listening process runs as another user (``SO_PEERCRED``)."""
+
+    code = "foreign_listener"

@@ -10,10 +10,12 @@ from typing import Any
 
 from infra.clock import now_ms
 from infra.errors import Internal
-from infra.seal.admin import AdminSocket
+from infra.seal import sealed_file
+from infra.seal.admin import AdminSocket, check_listener_directory
 from infra.seal.config import SealConfig
+from infra.seal.errors import Sealed, SealMismatch, StaticSealRefused, UnsafeSocketDirectory
 from infra.seal.operations import LegacyFiles, import_legacy, initialise
-from infra.seal.state import SealState
+from infra.seal.state import SealState, resolve_type
 from infra.settings import Settings
 
 log = logging.getLogger("walletd.seal")
@@ -21,6 +23,10 @@ log = logging.getLogger("walletd.seal")
 STATIC_WARNING = ("seal: the static seal is for DEVELOPMENT ONLY: its key file sits beside the "
                   "data, so whoever copies the data dir has every key (set WALLETD_SEAL=shamir, "
                   "transit, pkcs11 or awskms in production; docs/CUSTODY.md)")
+
+
+#: The documented opt-in that lets a production process run under the static seal.
+ALLOW_STATIC = "WALLETD_SEAL_ALLOW_STATIC"
 
 
 def seal_config(settings: Settings) -> SealConfig:
@@ -66,16 +72,80 @@ def build_state(settings: Settings, label: str = "") -> SealState:
     return state
 
 
+def production(settings: Settings) -> bool:
+    """Whether ``settings`` are a production command's: every command but ``walletd up``
+    (and in-process library use) defaults to shamir (``walletd.cli``)."""
+    return settings.seal_default != "static"
+
+
+def configured_type(settings: Settings) -> str:
+    """The seal type a process of ``settings`` will run: ``WALLETD_SEAL``, else the type the
+    sealed keyring records, else the default ("" when that cannot be told: the process then
+    stays sealed and says why)."""
+    config = seal_config(settings)
+    try:
+        return resolve_type(config, sealed_file.read(config.keyring_file), settings.seal_default)
+    except (Sealed, SealMismatch):
+        return ""
+
+
+def refuse_static(settings: Settings) -> None:
+    """A production process does not run under the static seal (whose key file sits beside
+    the data) unless ``WALLETD_SEAL_ALLOW_STATIC`` says so: a data dir promoted from
+    ``walletd up`` does not silently become "whoever reads the disk has every key".
+
+    Raises:
+        StaticSealRefused: naming the setting.
+    """
+    if (production(settings) and not seal_config(settings).allow_static
+            and configured_type(settings) == "static"):
+        raise StaticSealRefused(
+            "the static seal is refused in production: its key file sits beside the data, so "
+            "whoever reads the disk has every key. Initialise another seal (WALLETD_SEAL=shamir "
+            "`walletd operator seal-migrate --to shamir`, or transit, pkcs11, awskms), or set "
+            f"{ALLOW_STATIC}=true to accept that risk (docs/CUSTODY.md)")
+
+
+def preflight(settings: Settings, *, socket_always: bool = False) -> None:
+    """What a production process (``walletd worker``, ``walletd auth-proxy``) checks before it
+    starts: the static seal's opt-in, and for shamir (or ``socket_always``) a socket directory
+    of its own that nobody else can write.
+
+    Raises:
+        StaticSealRefused, UnsafeSocketDirectory: the process must not start.
+    """
+    refuse_static(settings)
+    if socket_always or configured_type(settings) == "shamir":
+        check_listener_directory(seal_config(settings).socket_dir)
+
+
+def _listen(state: SealState, kind: str) -> None:
+    """The admin socket of a worker or ``walletd up``: required under shamir (the only way
+    shares reach the process), best effort for the seals that unseal themselves."""
+    try:
+        state.admin = AdminSocket(state, state.config.socket_dir)
+    except UnsafeSocketDirectory as err:
+        if kind == "shamir":
+            raise
+        log.warning("seal: no admin socket: %s", err.message)
+    except OSError as ex:
+        log.warning("seal: no admin socket under %s (%s): `walletd operator unseal` cannot "
+                    "reach this process", state.config.socket_dir, ex.strerror)
+
+
 def open_seal(settings: Settings, role: str, label: str = "") -> SealState:
     """The seal of a worker-type process, started: auto seals unseal now (or keep retrying);
-    worker and embedded processes listen on their admin socket for ``walletd operator``."""
+    worker and embedded processes listen on their admin socket for ``walletd operator``.
+
+    Raises:
+        StaticSealRefused: a production worker found the static seal without its opt-in.
+        UnsafeSocketDirectory: a shamir worker's socket directory is not its own alone.
+    """
+    if role == "worker":
+        refuse_static(settings)
     state = build_state(settings, label=label or role)
     if role in ("worker", "embedded"):
-        try:
-            state.admin = AdminSocket(state, state.config.socket_dir)
-        except OSError as ex:
-            log.warning("seal: no admin socket under %s (%s): `walletd operator unseal` cannot "
-                        "reach this process", state.config.socket_dir, ex.strerror)
+        _listen(state, configured_type(settings))
         state.start()
     else:
         state.try_auto_unseal(quiet=True)

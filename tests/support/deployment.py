@@ -91,8 +91,9 @@ class Deployment:
                     "WALLETD_SWEEP_INTERVAL_S": "1", "WALLETD_SWEEP_GRACE_S": "4",
                     "WALLETD_HTTP_WORKERS": "2",
                     "WALLETD_HTTP_THREADS": "8", "WALLETD_WORKER_THREADS": "4",
-                    # The production default is shamir: tests not about the seal run static.
-                    "WALLETD_SEAL": "static",
+                    # The production default is shamir: tests not about the seal run static,
+                    # which a production process accepts only with its opt-in.
+                    "WALLETD_SEAL": "static", "WALLETD_SEAL_ALLOW_STATIC": "true",
                     **(extra_env or {})})
         dep = cls(f"http://127.0.0.1:{port}", Key("", "", "", ""), env, workdir)
         if env["WALLETD_SEAL"] != "static":
