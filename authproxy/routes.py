@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from authproxy.signup_request import parse_signup, require_a_way_in
 from authproxy.tokens import check_signup, verified_claims
 from authproxy.upstream import Config, Upstream
 from infra.authproxy.config import SOCIAL_METHODS, enabled_providers
@@ -172,34 +173,34 @@ def oauth2_authenticate(upstream: Upstream, config: Config, body: dict[str, Any]
 
 
 # -- accounts ------------------------------------------------------------------------------
-def _signup(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[str, Any]:
-    token = _text(body, "verificationToken", required=False)
+def _signup(upstream: Upstream, config: Config, body: dict[str, Any], *,
+            v2: bool) -> dict[str, Any]:
+    signup = parse_signup(body, v2=v2)
+    require_a_way_in(signup)
+    token, email, phone = signup.verification_token, signup.user_email, signup.user_phone_number
     signature = _client_signature(body, "to sign up with a verification token") if token else None
-    email = _text(body, "userEmail", required=False)
-    phone = _text(body, "userPhoneNumber", required=False)
     if (email or phone) and not token:
         raise InvalidRequest("signing up with an email or phone number needs the verificationToken "
                              "of a verified one-time code for it (otp_init, then otp_verify)",
                              field="verificationToken")
     if token and signature is not None:
         check_signup(upstream.token_keys, body, token, signature)
-    lists = {name: body.get(name) or [] for name in ("apiKeys", "authenticators", "oauthProviders")}
-    for name, value in lists.items():
-        if not isinstance(value, list):
-            raise InvalidRequest(f"{name} must be a list", field=name)
-    if lists["authenticators"]:
+    if signup.authenticators:
         _require_method(config, "passkey")
-    if lists["oauthProviders"]:
+    if signup.oauth_providers:
         _require_social(config)
-    name = _text(body, "userName", required=False) or email or phone or "User"
+    lists = {"apiKeys": [k.wire() for k in signup.api_keys],
+             "authenticators": [a.wire() for a in signup.authenticators],
+             "oauthProviders": [p.wire() for p in signup.oauth_providers]}
+    name = signup.user_name or email or phone or "User"
     result = upstream.submit(config, "create_sub_organization",
                              "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", {
-        "subOrganizationName": _text(body, "organizationName", required=False) or name,
+        "subOrganizationName": signup.organization_name or name,
         "rootUsers": [{k: v for k, v in {"userName": name, "userEmail": email,
                                          "userPhoneNumber": phone, **lists}.items()
                        if v is not None}],
         "rootQuorumThreshold": 1,
-        "wallet": body.get("wallet"),
+        "wallet": signup.wallet.wire() if signup.wallet else None,
         "verificationToken": token,
         "clientSignature": signature,
     })
@@ -211,13 +212,13 @@ def _signup(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[st
 
 
 def signup(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[str, Any]:
-    """``/v1/signup`` → ``{organizationId, userId, wallet?}``."""
-    return _signup(upstream, config, body)
+    """``/v1/signup`` (``v1SignupRequest``) → ``{organizationId, userId, wallet?}``."""
+    return _signup(upstream, config, body, v2=False)
 
 
 def signup_v2(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[str, Any]:
-    """``/v1/signup_v2`` → ``{organizationId, userId, wallet?}``."""
-    return _signup(upstream, config, body)
+    """``/v1/signup_v2`` (``v1SignupV2Request``) → ``{organizationId, userId, wallet?}``."""
+    return _signup(upstream, config, body, v2=True)
 
 
 def account(upstream: Upstream, config: Config, body: dict[str, Any]) -> dict[str, Any]:
