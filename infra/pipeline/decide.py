@@ -27,7 +27,7 @@ from infra.clock import new_id, now
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.identity.ancestry import organization_chain
-from infra.pipeline import engine, lifecycle, rows
+from infra.pipeline import engine, lifecycle, mfa, rows
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.gates import OFF_VALUES, gating_feature
 from infra.pipeline.votes import (
@@ -258,6 +258,8 @@ def _judge(session: Session, ballot: ClaimedActivity,
                                       user.organization_id})
                   if gating_feature(activity.type, params) else {}),
         voter_entitled=spec.consensus_vote and _entitled_voter(session, activity, params, user.id),
+        # Another user's credentials, contacts or MFA while they have MFA policies.
+        root_quorum_only=mfa.needs_target_quorum(session, activity, user.id),
     )
     if engine.decided_before_policies(proposal, quorum):
         verdict = engine.evaluate([], proposal, quorum)

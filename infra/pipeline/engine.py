@@ -7,9 +7,11 @@ variables) and returns a :class:`PolicyVerdict`. The order is:
 1. hard denials (feature gates, e.g. "imports must target your own user") ⇒ explicit deny;
 2. a reject vote ⇒ ``OUTCOME_REJECTED``;
 3. enough root users among the approvers ⇒ allow, policies bypassed;
-   root-quorum-only types stop here (waiting for root votes, or implicitly denied); a root
-   user's vote on an activity they may vote on is allowed too, policies bypassed (it is how
-   the root quorum is reached, and no policy may limit it);
+   root-quorum-only types (and proposals flagged ``root_quorum_only``: changes to the
+   credentials, contacts or MFA of another user who has MFA policies) stop here (waiting
+   for root votes, or implicitly denied); a root user's vote on an activity they may vote
+   on is allowed too, policies bypassed (it is how the root quorum is reached, and no
+   policy may limit it);
 4. any applicable ``EFFECT_DENY`` policy ⇒ explicit deny (deny always wins), unless some
    root users approved but not yet enough: then ``OUTCOME_REQUIRES_CONSENSUS``, because no
    policy may limit what the root quorum does (§8.4) and the other roots must get to vote;
@@ -51,6 +53,8 @@ from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_va
 
 EXPLICIT_DENY_MESSAGE = "policy engine denied request explicitly"
 IMPLICIT_DENY_MESSAGE = "policy engine denied request implicitly"  # wording UNCONFIRMED
+MFA_GUARD_MESSAGE = ("only the root quorum may change the credentials, contacts or MFA "
+                     "policies of another user who has MFA policies")
 
 
 class Outcome(StrEnum):
@@ -115,6 +119,10 @@ class Proposal:
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     features: Mapping[str, str] = field(default_factory=dict)
     voter_entitled: bool = False
+    #: Only the root quorum may decide it although its type is not root-quorum-only: it
+    #: changes the credentials, contacts or MFA of another user who has MFA policies
+    #: (``infra.pipeline.mfa.needs_target_quorum``).
+    root_quorum_only: bool = False
 
     @property
     def kind(self) -> str:
@@ -295,12 +303,14 @@ def _root_step(proposal: Proposal, quorum: RootQuorum | None) -> PolicyVerdict |
     roots = _root_approvers(proposal, quorum)
     if quorum and quorum.threshold > 0 and len(roots) >= quorum.threshold:
         return PolicyVerdict(Outcome.ALLOW, f"root quorum met ({len(roots)}/{quorum.threshold})")
-    if proposal.kind not in ROOT_QUORUM_KINDS:
+    if proposal.kind not in ROOT_QUORUM_KINDS and not proposal.root_quorum_only:
         return None
     if roots:
         threshold = quorum.threshold if quorum else 0
         return PolicyVerdict(Outcome.REQUIRES_CONSENSUS,
                              f"root quorum not met yet ({len(roots)}/{threshold})")
+    if proposal.kind not in ROOT_QUORUM_KINDS:
+        return PolicyVerdict(Outcome.DENY_IMPLICIT, MFA_GUARD_MESSAGE, by_gate=True)
     return PolicyVerdict(Outcome.DENY_IMPLICIT, "only the root quorum may perform this activity")
 
 

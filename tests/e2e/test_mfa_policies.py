@@ -6,7 +6,8 @@ step; ``approve_activity`` stamped with an ``X-Stamp-Attested`` verification tok
 email step and one stamped by the passkey (``X-Stamp-Webauthn``, software authenticator) the
 passkey step, which completes the signature. An approval with the wrong kind of credential (the
 user's API key for the email step; a session made from the passkey for the passkey step) is
-refused and leaves the step open.
+refused and leaves the step open, and so is one by the credential that proposed the activity.
+What a stolen credential tries against MFA is in ``tests/e2e/abuse/test_mfa_bypass.py``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ EMAIL_THEN_PASSKEY = [{"any": [{"type": "AUTHENTICATION_TYPE_EMAIL_OTP"}]},
 WAITING = "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED"
 
 
-@pytest.fixture(scope="module")
-def mailbox() -> Iterator[tuple[Mailbox, dict[str, str]]]:
+def smtp_mailbox() -> Iterator[tuple[Mailbox, dict[str, str]]]:
+    """A loopback SMTP server and the settings that send a deployment's mail to it."""
     controller, box, port = start_smtp()
     yield box, {"WALLETD_SMTP_URL": f"smtp://127.0.0.1:{port}",
                 "WALLETD_EMAIL_FROM": "Wallet App <login@wallet.example>",
@@ -59,40 +60,56 @@ def mailbox() -> Iterator[tuple[Mailbox, dict[str, str]]]:
     controller.stop()
 
 
-@pytest.fixture(scope="module", params=["embedded", "production"])
-def dep(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-        mailbox: tuple[Mailbox, dict[str, str]]) -> Iterator[Deployment]:
-    workdir = tmp_path_factory.mktemp(f"mfa-{request.param}")
-    if request.param == "embedded":
-        made = Deployment.embedded(workdir, mailbox[1])
+def deployment(kind: str, tmp_path_factory: pytest.TempPathFactory,
+               env: dict[str, str]) -> Iterator[Deployment]:
+    """``walletd up`` (``embedded``) or the production roles over a database of their own."""
+    workdir = tmp_path_factory.mktemp(f"mfa-{kind}")
+    if kind == "embedded":
+        made = Deployment.embedded(workdir, env)
     else:
         # A database and vhost of its own: the session's ``production`` deployment has
         # bootstrapped ``pg_url`` already.
         services.require("PostgreSQL", "127.0.0.1", 5432)
         services.require("RabbitMQ", "127.0.0.1", 5672)
         database, vhost = services.create_database(), services.create_vhost()
-        made = Deployment.production(workdir, database, vhost, mailbox[1])
+        made = Deployment.production(workdir, database, vhost, env)
     yield made
     made.stop()
-    if request.param == "production":
+    if kind == "production":
         services.drop_database(database)
         services.delete_vhost(vhost)
 
 
-class User:
-    """A sub-organization's root user with an email, an API key and a passkey."""
+@pytest.fixture(scope="module")
+def mailbox() -> Iterator[tuple[Mailbox, dict[str, str]]]:
+    yield from smtp_mailbox()
 
-    def __init__(self, dep: Deployment, name: str) -> None:
+
+@pytest.fixture(scope="module", params=["embedded", "production"])
+def dep(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+        mailbox: tuple[Mailbox, dict[str, str]]) -> Iterator[Deployment]:
+    yield from deployment(request.param, tmp_path_factory, mailbox[1])
+
+
+class User:
+    """A sub-organization's root user with an email, an API key and a passkey; with
+    ``admin``, a second root user (quorum 1) who administers it."""
+
+    def __init__(self, dep: Deployment, name: str, admin: bool = False) -> None:
         self.dep = dep
         self.email = f"{name.replace(' ', '.')}@example.com"
         self.key = make_key()
         self.passkey = SoftAuthenticator()
+        self.admin_key = make_key()
         parent = RawApi(dep, dep.root, dep.root.organization_id)
         self.org, _, result = create_sub_org(parent, name, users=[root_user_params(
             name, self.key, userEmail=self.email,
-            authenticators=[self.passkey.registration("mfa passkey")])])
+            authenticators=[self.passkey.registration("mfa passkey")]),
+            *([root_user_params(f"{name} admin", self.admin_key)] if admin else [])])
         self.user_id: str = result["rootUserIds"][0]
         self.api = RawApi(dep, self.key, self.org)
+        self.admin: Any = (dep.client(Key(self.org, result["rootUserIds"][1], self.admin_key.public_key,
+                                     self.admin_key.private_key)) if admin else None)
         self.as_key = Key(self.org, self.user_id, self.key.public_key, self.key.private_key)
 
     def client(self) -> Any:
@@ -236,24 +253,38 @@ def test_the_proposer_ends_a_wait_by_rejecting_it(dep: Deployment) -> None:
 
 
 def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
-    user = User(dep, "mfa admin")
+    """An administrator (another root user, quorum 1) manages the user's policies: once the
+    user has one, changing them is for the root quorum (the user's own changes wait for
+    their MFA: tests/e2e/abuse/test_mfa_bypass.py)."""
+    user = User(dep, "mfa admin", admin=True)
     address = _wallet_address(user)
-    never = _policy(user, condition="false", order=0)
-    passkey_only = _policy(user, steps=[{"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"},
-                                                 {"type": "AUTHENTICATION_TYPE_API_KEY"}]}],
-                           order=1)
+
+    admin = user.admin
+
+    def admin_policy(condition: str, steps: list[dict[str, Any]], order: int) -> str:
+        return admin.create_mfa_policy(CreateMfaPolicyBody(  # type: ignore[no-any-return]
+            userId=user.user_id, mfaPolicyName=f"policy {order}", condition=condition,
+            requiredAuthenticationMethods=steps, order=order)).mfaPolicyId
+
+    never = admin_policy("false", EMAIL_THEN_PASSKEY, 0)
+    passkey_only = admin_policy(SIGNING, [{"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"},
+                                                   {"type": "AUTHENTICATION_TYPE_API_KEY"}]}], 1)
     listed = user.client().get_mfa_policies(GetMfaPoliciesBody(userId=user.user_id)).mfaPolicies
     assert [p.mfaPolicyId for p in listed] == [never, passkey_only]
     shown = user.api.read("get_user", {"userId": user.user_id})["user"]["mfaPolicies"]
     assert [p["mfaPolicyId"] for p in shown] == [never, passkey_only]
-    # "false" never matches: the second policy applies; its one step takes either method.
+    # "false" never matches: the second policy applies; its one step takes either method,
+    # but not the key that proposed the signature.
     waiting = _sign(user, address)
     assert waiting["status"] == WAITING
     assert _status(user, waiting["id"])["mfaPolicyId"] == passkey_only
-    done = user.approve(user.key, waiting["fingerprint"])
+    proposing = user.approve(user.key, waiting["fingerprint"])
+    assert proposing.status_code == 403, proposing.text
+    assert "credential that proposed" in proposing.json()["message"]
+    done = user.approve(user.passkey, waiting["fingerprint"])
     assert done.json()["activity"]["status"] == "ACTIVITY_STATUS_COMPLETED", done.text
     # Make the first one match everything signed; then delete both: no more waiting.
-    user.client().update_mfa_policy(UpdateMfaPolicyBody(
+    admin.update_mfa_policy(UpdateMfaPolicyBody(
         userId=user.user_id, mfaPolicyId=never, condition=SIGNING))
     got = user.client().get_mfa_policy(GetMfaPolicyBody(userId=user.user_id, mfaPolicyId=never))
     assert got.mfaPolicy.condition == SIGNING
@@ -264,8 +295,7 @@ def test_policies_are_ordered_updated_and_deleted(dep: Deployment) -> None:
             break
     assert which == never
     for policy_id in (never, passkey_only):
-        user.client().delete_mfa_policy(DeleteMfaPolicyBody(userId=user.user_id,
-                                                            mfaPolicyId=policy_id))
+        admin.delete_mfa_policy(DeleteMfaPolicyBody(userId=user.user_id, mfaPolicyId=policy_id))
     assert _sign(user, address, 3, "ACTIVITY_STATUS_COMPLETED")["status"] == \
         "ACTIVITY_STATUS_COMPLETED"
     assert user.api.read("get_user", {"userId": user.user_id})["user"]["mfaPolicies"] == []
