@@ -1,10 +1,11 @@
-"""Answering ``POST /public/v1/query/<path>``: authenticate, validate, run read-only."""
+"""Answering ``POST /public/v1/query/<path>``: authenticate, authorize, validate, run read-only."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from infra.access.guard import QUERY, authorize
 from infra.auth.principal import authenticate
 from infra.clock import now
 from infra.errors import NotFound
@@ -28,6 +29,8 @@ def query(services: Services, path: str, headers: Mapping[str, str], body: bytes
         principal = authenticate(session, headers, body, organization_id, moment,
                                  stamps=services.stamps,
                                  resolve_sub_organizations=spec.sub_organization_credentials)
+        # A query is authorized as a query, whatever its body carries (docs/ACCESS.md).
+        authorize(session, principal, QUERY)
         params = validate_model(spec.params, data, "body")
         ctx = QueryContext(session, principal, organization_id, moment, services)
         return spec.run(params, ctx)

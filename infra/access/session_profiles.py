@@ -8,21 +8,24 @@ remembers the profile (``api_keys.session_profile_id``) and whose JWT carries
 ``session_profile_id`` and, as ``session_type``, the profile's name (as Turnkey documents).
 
 Every request stamped with such a session evaluates the profile's ``scope`` (policy
-language) with ``activity`` (for a submit: as policies see it; for a query:
-``{type: "QUERY", kind: "QUERY", resource: "QUERY", action: "READ", params: {}}``),
-``credentials`` (the session's own credential) and ``time``. Anything but ``true``
-(``false``, or an expression that cannot be evaluated) refuses the request with a 403.
+language) with ``activity`` (for a submit: as policies see it, of the route's activity type;
+for a query, whatever its body carries: ``{type: "QUERY", kind: "QUERY", resource: "QUERY",
+action: "READ", params: {}}``), ``credentials`` (the session's own credential) and ``time``.
+Anything but ``true`` (``false``, or an expression that cannot be evaluated) refuses the
+request with a 403. ``infra.access.guard.authorize`` calls :func:`enforce` once per request,
+on the request as the route parsed it; what credentials the session may issue is
+:mod:`infra.access.issuance`.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy.orm import Session
 
-from infra import safejson
 from infra.clock import now as clock_now
 from infra.clock import wire_timestamp
 from infra.db.models.access import SessionProfile
@@ -34,6 +37,8 @@ from infra.policy.variables import activity_variable, credential_variable, varia
 if TYPE_CHECKING:
     from infra.auth.principal import Principal
 
+#: The type a query is authorized as (:func:`activity_of`), whatever its body carries.
+QUERY: Final = "QUERY"
 QUERY_ACTIVITY: Final = {"type": "QUERY", "kind": "QUERY", "resource": "QUERY",
                          "action": "READ", "params": {}}
 #: The most a profile may allow (a year), as login ``expirationSeconds``.
@@ -66,18 +71,8 @@ def visible_profile(session: Session, organization_id: str, profile_id: str) -> 
     return _profile(row)
 
 
-def bound(session: Session, organization_id: str, profile_id: str | None,
-          ttl: int) -> tuple[int, Profile | None]:
-    """A login's lifetime under the profile it names (``None``: no profile)."""
-    if not profile_id:
-        return ttl, None
-    profile = visible_profile(session, organization_id, profile_id)
-    if profile.expiration_seconds is not None:
-        ttl = min(ttl, profile.expiration_seconds)
-    return ttl, profile
-
-
-def _cached(session: Session, profile_id: str) -> Profile | None:
+def profile_of(session: Session, profile_id: str) -> Profile | None:
+    """The profile ``profile_id`` (remembered per process: profiles are immutable)."""
     with _LOCK:
         found = _PROFILES.get(profile_id)
     if found is not None:
@@ -92,26 +87,23 @@ def _cached(session: Session, profile_id: str) -> Profile | None:
     return found
 
 
-def _activity_of(body: bytes) -> dict[str, Any]:
-    try:
-        data = safejson.loads(body)
-    except safejson.MalformedJson:
+def activity_of(activity_type: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``activity`` as a scope sees a submit of ``activity_type`` (``QUERY``: a query)."""
+    if activity_type == QUERY:
         return dict(QUERY_ACTIVITY)
-    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        return dict(QUERY_ACTIVITY)
-    parameters = data.get("parameters")
-    return activity_variable(data["type"], parameters if isinstance(parameters, dict) else {})
+    return activity_variable(activity_type, parameters)
 
 
-def enforce(session: Session, principal: Principal, body: bytes) -> None:
-    """Refuse (403) a request made with a session whose profile's scope is not ``true``."""
+def enforce(session: Session, principal: Principal, activity: dict[str, Any]) -> Profile | None:
+    """Refuse (403) a request made with a session whose profile's scope is not ``true`` for
+    ``activity`` (:func:`activity_of`); the session's profile (``None``: none)."""
     profile_id = principal.session_profile_id
     if not profile_id:
-        return
-    profile = _cached(session, profile_id)
+        return None
+    profile = profile_of(session, profile_id)
     if profile is None:
         raise PermissionDenied(f"the session's profile {profile_id} no longer exists")
-    env = variables(activity=_activity_of(body), now=clock_now(), credentials=[
+    env = variables(activity=activity, now=clock_now(), credentials=[
         credential_variable(principal.credential_id, user_id=principal.user_id,
                             credential_type=principal.credential_type,
                             public_key=principal.public_key)])
@@ -124,6 +116,7 @@ def enforce(session: Session, principal: Principal, body: bytes) -> None:
             f"request outside the scope of session profile {profile.name!r} ({profile.id}): "
             "its scope did not evaluate to true; log in without the profile or with one "
             "whose scope allows it")
+    return profile
 
 
 def check_scope(scope: str) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from infra.access import issuance
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.identity.credentials import ApiKeyParams, add_api_key, canonical_public_key
@@ -28,11 +29,26 @@ def check(params: Params, ctx: CheckContext) -> None:
     user_in_org(ctx.session, ctx.organization_id, params.user_id)
 
 
+def _bounded(key: ApiKeyParams, grant: issuance.Grant) -> ApiKeyParams:
+    """``key`` with its ``expirationSeconds`` within the grant's bound (if it has one)."""
+    if grant.seconds is None:
+        return key
+    asked = int(key.expiration_seconds) if key.expiration_seconds else grant.seconds
+    return key.model_copy(update={"expiration_seconds": str(grant.lifetime(asked))})
+
+
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user_in_org(ctx.session, ctx.organization_id, params.user_id)
-    keys = [add_api_key(ctx.session, ctx.organization_id, params.user_id, key, ctx.now,
-                        f"parameters.apiKeys[{i}]")
+    # Keys made by a profiled session keep its profile and its bound; keys made by an API
+    # key or session of the same user descend from it (infra.access.issuance).
+    grant = issuance.grant(ctx.session, ctx.activity, user_id=params.user_id,
+                           organization_id=ctx.organization_id, seconds=None)
+    keys = [add_api_key(ctx.session, ctx.organization_id, params.user_id, _bounded(key, grant),
+                        ctx.now, f"parameters.apiKeys[{i}]")
             for i, key in enumerate(params.api_keys)]
+    for key in keys:
+        key.session_profile_id = grant.profile_id
+        key.lineage_root_id = grant.lineage_root_id
     # No proof of possession travels with a new key: it stamps in its organization, but it
     # is a login identity (found from a parent) only when the operator adds it.
     if is_operator(ctx.session, ctx.user_id):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.access import session_profiles
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import Organization, User
@@ -19,6 +18,7 @@ from infra.sessions.tokens import (
     DEFAULT_SESSION_SECONDS,
     add_login_credential,
     credential_bundle,
+    login_grant,
     new_session_key,
     resolve_login_user,
 )
@@ -72,15 +72,17 @@ def check(params: ParamsV1 | Params, ctx: CheckContext) -> None:
 
 def execute(params: ParamsV1 | Params, ctx: ActivityContext) -> dict[str, Any]:
     user = _user(params, ctx.session, ctx.organization_id, ctx.user_id)
-    ttl, profile = session_profiles.bound(
-        ctx.session, user.organization_id, params.session_profile_id,
-        seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS))
     public_key, private_key = new_session_key()
+    # The stamping session's profile and bound, or the one named (infra.access.issuance).
+    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    grant = login_grant(ctx, user_id=user.id, organization_id=user.organization_id,
+                        public_key_hex=public_key, seconds=ttl,
+                        named_profile_id=params.session_profile_id)
     key_id = add_login_credential(
-        ctx, user_id=user.id, public_key_hex=public_key, expiration_seconds=ttl,
+        ctx, user_id=user.id, public_key_hex=public_key, expiration_seconds=grant.lifetime(ttl),
         invalidate_existing=getattr(params, "invalidate_existing", False),
         name=params.api_key_name or timestamp_name("Read Write Session", ctx.now),
-        credential_type=CREDENTIAL_TYPE, session_profile_id=profile.id if profile else None)
+        credential_type=CREDENTIAL_TYPE, grant=grant)
     org = ctx.session.get(Organization, user.organization_id)
     return {
         "organizationId": user.organization_id,

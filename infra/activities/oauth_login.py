@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.access import session_profiles
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.sessions.oauth2 import sealed_room
@@ -24,6 +23,7 @@ from infra.sessions.tokens import (
     DEFAULT_SESSION_SECONDS,
     add_login_credential,
     issue_session_jwt,
+    login_grant,
     p256_public_key,
 )
 from infra.wiremodel import WireModel
@@ -50,20 +50,23 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     token = reveal(params.oidc_token, ctx.session, service_keys(ctx.services), "oidcToken")
     login = verify_login(ctx.session, ctx.services.settings, ctx.organization_id, token, params.public_key)
     spend_login(ctx.session, login.identity, ctx.activity.fingerprint, ctx.now)
-    ttl, profile = session_profiles.bound(
-        ctx.session, login.target.organization_id, params.session_profile_id,
-        seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS))
+    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    grant = login_grant(ctx, user_id=login.target.user_id,
+                        organization_id=login.target.organization_id,
+                        public_key_hex=public_key, seconds=ttl,
+                        named_profile_id=params.session_profile_id)
+    ttl = grant.lifetime(ttl)
     add_login_credential(ctx, user_id=login.target.user_id, public_key_hex=public_key,
                          expiration_seconds=ttl,
                          invalidate_existing=params.invalidate_existing,
-                         name=f"OAuth Login - {ctx.now.isoformat()}",
-                         session_profile_id=profile.id if profile else None)
+                         name=f"OAuth Login - {ctx.now.isoformat()}", grant=grant)
+    profile = grant.profile
     session_jwt = issue_session_jwt(
         service_keys(ctx.services), user_id=login.target.user_id,
         organization_id=login.target.organization_id, public_key_hex=public_key,
         session_type=profile.name if profile else "SESSION_TYPE_READ_WRITE",
         expiration_seconds=ttl, now=ctx.now, session=ctx.session,
-        session_profile_id=profile.id if profile else None)
+        session_profile_id=grant.profile_id)
     return {"session": session_jwt}
 
 

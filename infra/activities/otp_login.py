@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.access import session_profiles
 from infra.activities.logins import login_spec
 from infra.activities.spec import ActivityContext, CheckContext, Version
 from infra.errors import Unauthenticated
@@ -21,6 +20,7 @@ from infra.sessions.tokens import (
     DEFAULT_SESSION_SECONDS,
     add_login_credential,
     issue_session_jwt,
+    login_grant,
     p256_public_key,
     resolve_login_user,
 )
@@ -78,18 +78,20 @@ def execute(params: ParamsV1, ctx: ActivityContext) -> dict[str, Any]:
         target = resolve_login_user(ctx.session, ctx.organization_id,
                                     phone_number=claims.contact)
     record_token_use(ctx.session, claims.id, "login", ctx.activity.fingerprint, ctx.now)
-    ttl, profile = session_profiles.bound(
-        ctx.session, target.organization_id, params.session_profile_id,
-        seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS))
+    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    grant = login_grant(ctx, user_id=target.user_id, organization_id=target.organization_id,
+                        public_key_hex=public_key, seconds=ttl,
+                        named_profile_id=params.session_profile_id)
+    ttl = grant.lifetime(ttl)
     add_login_credential(ctx, user_id=target.user_id, public_key_hex=public_key,
                          expiration_seconds=ttl, invalidate_existing=params.invalidate_existing,
-                         name=timestamp_name("Login", ctx.now),
-                         session_profile_id=profile.id if profile else None)
+                         name=timestamp_name("Login", ctx.now), grant=grant)
+    profile = grant.profile
     session = issue_session_jwt(service_keys(ctx.services), user_id=target.user_id,
                                 organization_id=target.organization_id, public_key_hex=public_key,
                                 session_type=profile.name if profile else "SESSION_TYPE_READ_WRITE",
                                 expiration_seconds=ttl, now=ctx.now, session=ctx.session,
-                                session_profile_id=profile.id if profile else None)
+                                session_profile_id=grant.profile_id)
     return {"session": session}
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.access import session_profiles
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.organizations import User
 from infra.errors import NotFound
@@ -19,6 +18,7 @@ from infra.sessions.tokens import (
     DEFAULT_SESSION_SECONDS,
     add_login_credential,
     issue_session_jwt,
+    login_grant,
     p256_public_key,
 )
 from infra.wiremodel import WireModel
@@ -43,19 +43,22 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     user = ctx.session.get(User, ctx.user_id) if ctx.user_id else None
     if user is None:
         raise NotFound("the stamping user no longer exists")
-    ttl, profile = session_profiles.bound(
-        ctx.session, user.organization_id, params.session_profile_id,
-        seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS))
     public_key = p256_public_key(params.public_key, "publicKey")
+    # The stamping session's profile and bound, or the one named (infra.access.issuance).
+    ttl = seconds(params.expiration_seconds, DEFAULT_SESSION_SECONDS)
+    grant = login_grant(ctx, user_id=user.id, organization_id=user.organization_id,
+                        public_key_hex=public_key, seconds=ttl,
+                        named_profile_id=params.session_profile_id)
+    ttl = grant.lifetime(ttl)
     add_login_credential(ctx, user_id=user.id, public_key_hex=public_key, expiration_seconds=ttl,
                          invalidate_existing=params.invalidate_existing,
-                         name=timestamp_name("Login", ctx.now),
-                         session_profile_id=profile.id if profile else None)
+                         name=timestamp_name("Login", ctx.now), grant=grant)
+    profile = grant.profile
     token = issue_session_jwt(service_keys(ctx.services), user_id=user.id,
                               organization_id=user.organization_id, public_key_hex=public_key,
                               session_type=profile.name if profile else "SESSION_TYPE_READ_WRITE",
                               expiration_seconds=ttl, now=ctx.now, session=ctx.session,
-                              session_profile_id=profile.id if profile else None)
+                              session_profile_id=grant.profile_id)
     return {"session": token}
 
 

@@ -1,7 +1,9 @@
 """Who sent a request: credential lookup plus signature verification.
 
 ``authenticate`` is called by the ingress for every submit and query, before the body is
-parsed for anything but its ``organizationId``.
+parsed for anything but its ``organizationId``. It answers only who is asking; what they may
+ask is decided next by ``infra.access.guard.authorize`` (docs/ACCESS.md), called by the same
+two callers with the request as their route parsed it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Final
 from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from infra.access.guard import check_request
 from infra.auth.stamps import HEADER_API_KEY, HEADER_WEBAUTHN, MISSING, parse_api_key_stamp
 from infra.clock import as_utc
 from infra.crypto.stamp import CURVE_OF_SCHEME, verify_stamp_signature
@@ -136,8 +137,6 @@ def authenticate(
         if session.get(Organization, organization_id) is None:
             raise _not_found(organization_id) from None
         raise
-    # Access controls (IP allow-lists, session profiles): docs/ACCESS.md.
-    check_request(session, principal, body)
     return principal
 
 

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from infra.access.guard import Submission, authorize
 from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
 from infra.audit import leaves as audit_leaves
@@ -143,6 +144,8 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
         login = bool(spec.extra.get("login"))
         principal = authenticate(session, headers, body, envelope.organization_id, moment,
                                  stamps=services.stamps, resolve_sub_organizations=login)
+        # Authorization (docs/ACCESS.md): of the route's activity, as the envelope says.
+        authorize(session, principal, Submission(envelope.type, envelope.parameters))
         if login and principal.organization_id != envelope.organization_id and \
                 envelope.organization_id in organization_chain(session, principal.organization_id):
             # A login addressed to a parent lands in the user's sub-organization (PROTOCOL.md §6).

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from infra.access import issuance
 from infra.crypto import hpke
 from infra.crypto.stamp import normalize_public_key
 from infra.db.models.organizations import ApiKey, User
@@ -97,21 +98,44 @@ def p256_public_key(public_key_hex: str, field: str) -> str:
             "uncompressed (04…) SEC1 key hex", field=field) from None
 
 
+def login_grant(ctx: Any, *, user_id: str, organization_id: str, public_key_hex: str,
+                seconds: int, named_profile_id: str | None = None) -> issuance.Grant:
+    """What the login credential ``public_key_hex`` of ``user_id`` carries (``ctx.activity``
+    issues it; ``infra.access.issuance``): the stamping credential's profile or the one the
+    login names (``named_profile_id``), at most that profile's bound, and its lineage. A key
+    that logs in again keeps the profile it has unless the login gives it one."""
+    grant = issuance.grant(ctx.session, ctx.activity, user_id=user_id,
+                           organization_id=organization_id, seconds=seconds,
+                           named_profile_id=named_profile_id)
+    held = ctx.session.scalar(select(ApiKey.session_profile_id).where(
+        ApiKey.organization_id == organization_id, ApiKey.user_id == user_id,
+        ApiKey.public_key == p256_public_key(public_key_hex, "publicKey")))
+    return issuance.keeping(ctx.session, grant, held)
+
+
 def add_login_credential(ctx: Any, *, user_id: str, public_key_hex: str, expiration_seconds: int,
                          invalidate_existing: bool, name: str,
                          credential_type: str = "CREDENTIAL_TYPE_LOGIN",
-                         session_profile_id: str | None = None) -> str:
+                         grant: issuance.Grant | None = None) -> str:
     """Register ``public_key_hex`` as an expiring P-256 API key of ``user_id``; its id.
 
     The key lives in the user's own organization. Expiring keys count toward the per-user
     limit, and the oldest expiring one is evicted to make room (``infra.identity.quotas``).
     ``invalidate_existing`` first deletes the user's other login credentials. The same key
     logging in again extends its expiry instead of conflicting.
+
+    ``grant``: what the credential carries, from :func:`login_grant` (computed here for
+    ``expiration_seconds`` when left out). Its lifetime is the grant's. A key that logs in
+    again keeps its lineage (it gains one only if it had none and another key stamped).
     """
     session: Session = ctx.session
     user = session.get(User, user_id)
     if user is None:
         raise NotFound(f"user not found: {user_id}")
+    if grant is None:
+        grant = login_grant(ctx, user_id=user_id, organization_id=user.organization_id,
+                            public_key_hex=public_key_hex, seconds=expiration_seconds)
+    seconds = grant.lifetime(expiration_seconds)
     public_key = p256_public_key(public_key_hex, "publicKey")
     if invalidate_existing:
         for key in session.scalars(select(ApiKey).where(
@@ -124,16 +148,19 @@ def add_login_credential(ctx: Any, *, user_id: str, public_key_hex: str, expirat
         if existing.user_id != user_id or existing.expires_at is None:
             raise AlreadyExists("this public key is already a credential in the organization; "
                                 "generate a new key pair for the session")
-        existing.expires_at = ctx.now + timedelta(seconds=expiration_seconds)
-        existing.expiration_seconds = str(expiration_seconds)
+        existing.expires_at = ctx.now + timedelta(seconds=seconds)
+        existing.expiration_seconds = str(seconds)
         existing.credential_type = credential_type
-        existing.session_profile_id = session_profile_id
+        existing.session_profile_id = grant.profile_id
+        if existing.lineage_root_id is None and grant.issuer_key_id != existing.id:
+            existing.lineage_root_id = grant.lineage_root_id
         return existing.id
     key = add_api_key(session, user.organization_id, user_id, ApiKeyParams(
         api_key_name=name[:256], public_key=public_key, curve_type="API_KEY_CURVE_P256",
-        expiration_seconds=str(expiration_seconds)), ctx.now, field="publicKey")
+        expiration_seconds=str(seconds)), ctx.now, field="publicKey")
     key.credential_type = credential_type
-    key.session_profile_id = session_profile_id
+    key.session_profile_id = grant.profile_id
+    key.lineage_root_id = grant.lineage_root_id
     session.flush()
     return key.id
 
