@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from infra.access import changes
@@ -388,8 +388,12 @@ def _take_step(ctx: ActivityContext, target: Activity, user_id: str, policy: Pol
         raise PermissionDenied(f"{which} needs a {method.type} that existed before activity "
                                f"{target.id} was created and is not the proposing credential "
                                f"or one issued from it; {why}")
+    # ``step`` numbers the user's steps on the activity across policies (one row per step,
+    # unique per activity and user): the next after every step taken so far.
+    taken = ctx.session.scalar(select(func.count()).select_from(MfaProgress).where(
+        MfaProgress.activity_id == target.id, MfaProgress.user_id == user_id)) or 0
     ctx.session.add(MfaProgress(activity_id=target.id, user_id=user_id, mfa_policy_id=policy.id,
-                                step=len(done), method_type=method.type, method_id=method.id))
+                                step=taken, method_type=method.type, method_id=method.id))
     ctx.session.flush()
     return len(done) + 1 >= len(policy.steps)
 

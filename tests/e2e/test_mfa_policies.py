@@ -107,6 +107,7 @@ class User:
             authenticators=[self.passkey.registration("mfa passkey")]),
             *([root_user_params(f"{name} admin", self.admin_key)] if admin else [])])
         self.user_id: str = result["rootUserIds"][0]
+        self.admin_id: str = result["rootUserIds"][-1]
         self.api = RawApi(dep, self.key, self.org)
         self.admin: Any = (dep.client(Key(self.org, result["rootUserIds"][1], self.admin_key.public_key,
                                      self.admin_key.private_key)) if admin else None)
