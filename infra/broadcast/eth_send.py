@@ -1,9 +1,10 @@
 """What ``eth_send_transaction`` and ``eth_undelegate_7702`` do inside their activity.
 
 In the activity's transaction: resolve ``from`` to a key of the organization, ask the node for
-what the caller left out (gas through a pre-flight estimate, EIP-1559 fees), take a nonce from
-the nonce manager, sign, and store the signed transaction for the tracker. A send that fails
-pre-flight is stored as ``FAILED`` with its reason and takes no nonce.
+what the caller left out (gas through a pre-flight estimate, EIP-1559 fees: refused beyond
+the sanity bound of ``infra.broadcast.bounds``), take a nonce from the nonce manager, sign,
+and store the signed transaction for the tracker with the fees it was first signed with. A
+send that fails pre-flight is stored as ``FAILED`` with its reason and takes no nonce.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 from eth_utils import to_checksum_address
 
 from infra.activities.spec import ActivityContext
-from infra.broadcast import ethereum, status
-from infra.broadcast.rpc import chain
+from infra.broadcast import bounds, ethereum, status
+from infra.broadcast.rpc import ChainRpc, chain
 from infra.crypto.addresses import Curve
-from infra.errors import InvalidRequest
+from infra.errors import FailedPrecondition, InvalidRequest
+from infra.settings import Settings
 from infra.wallets import store
 from infra.worker_services import custody_of
 
@@ -102,7 +104,7 @@ def send(ctx: ActivityContext, request: EthSend, *, authorization: bool = False)
         gas = estimate
     unsigned["gas"] = gas
     if request.max_fee_per_gas is None or request.max_priority_fee_per_gas is None:
-        fee, tip = ethereum.suggested_fees(rpc)
+        fee, tip = _sane_suggestion(rpc, ctx.services.settings)
         tip = request.max_priority_fee_per_gas if request.max_priority_fee_per_gas is not None else tip
         fee = request.max_fee_per_gas if request.max_fee_per_gas is not None else max(fee, tip)
     else:
@@ -121,5 +123,19 @@ def send(ctx: ActivityContext, request: EthSend, *, authorization: bool = False)
     row = status.create(ctx.uow, organization_id=ctx.organization_id,
                         activity_id=ctx.activity.id, caip2=request.caip2, chain="eth",
                         sender=sender, nonce=nonce, unsigned=unsigned, raw=raw, tx_hash=tx_hash,
-                        now=ctx.now)
+                        now=ctx.now, first_fees=bounds.Fees(fee, tip).to_stored())
     return row.id
+
+
+def _sane_suggestion(rpc: ChainRpc, settings: Settings) -> tuple[int, int]:
+    """The node's suggested ``(maxFeePerGas, maxPriorityFeePerGas)``, refused (before any
+    nonce is taken) when beyond ``WALLETD_BROADCAST_SUGGESTED_FEE_MAX_GWEI``."""
+    fee, tip = ethereum.suggested_fees(rpc)
+    limit = bounds.suggestion_limit(settings)
+    why = bounds.refused(bounds.Fees(fee, tip), limit, limit)
+    if why:
+        bounds.note("suggestion_refused")
+        raise FailedPrecondition(
+            f"{why} (WALLETD_BROADCAST_SUGGESTED_FEE_MAX_GWEI): walletd does not sign fees a "
+            "node suggests beyond it; set maxFeePerGas and maxPriorityFeePerGas yourself")
+    return fee, tip

@@ -4,7 +4,7 @@ Gas is estimated (the estimate is also the pre-flight simulation: a call that wo
 reported with its reason and never broadcast, so it spends no nonce), EIP-1559 fees come from
 the node (twice the pending base fee plus its suggested tip), and the nonce from the nonce
 manager. Signing uses ``eth_account``. A stuck transaction is re-signed with the same nonce
-and fees raised by at least 12.5 % (nodes require 10 % to replace).
+and higher fees, within ``infra.broadcast.bounds``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ PANIC_SELECTOR = "4e487b71"  # Panic(uint256)
 #: Gas of a type-4 transaction that only sets one authorization (21,000 + 25,000 per
 #: authorization, with room for the delegate-clearing write).
 UNDELEGATE_GAS = 60_000
-BUMP_NUMERATOR, BUMP_DENOMINATOR = 9, 8  # +12.5 %
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 
@@ -115,7 +114,8 @@ def estimate_gas(rpc: ChainRpc, call: dict[str, Any]) -> int | Preflight:
 
 
 def suggested_fees(rpc: ChainRpc) -> tuple[int, int]:
-    """``(maxFeePerGas, maxPriorityFeePerGas)`` from the node."""
+    """``(maxFeePerGas, maxPriorityFeePerGas)`` from the node (twice its pending base fee plus
+    its suggested tip): advice to check against ``infra.broadcast.bounds``, never trusted."""
     history = rpc.call("eth_feeHistory", ["0x1", "latest", []])
     base_fees = history.get("baseFeePerGas") if isinstance(history, dict) else None
     if not isinstance(base_fees, list) or not base_fees:
@@ -162,15 +162,6 @@ def undelegation(chain: int, nonce: int, key_secret: bytes) -> dict[str, Any]:
         {"chainId": chain, "address": ZERO_ADDRESS, "nonce": nonce + 1}, key_secret)
     return {"chainId": auth.chain_id, "address": ZERO_ADDRESS, "nonce": auth.nonce,
             "yParity": auth.y_parity, "r": auth.r, "s": auth.s}
-
-
-def bumped(unsigned: dict[str, Any], rpc: ChainRpc) -> dict[str, Any]:
-    """The same transaction with fees raised enough to replace it."""
-    fee, tip = suggested_fees(rpc)
-    old_fee, old_tip = int(unsigned["maxFeePerGas"]), int(unsigned["maxPriorityFeePerGas"])
-    new_tip = max(tip, old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1)
-    new_fee = max(fee, old_fee * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, new_tip)
-    return {**unsigned, "maxFeePerGas": new_fee, "maxPriorityFeePerGas": new_tip}
 
 
 def replay_revert(rpc: ChainRpc, unsigned: dict[str, Any], sender: str,

@@ -2,7 +2,8 @@
 
 Statuses (Turnkey's): ``INITIALIZED`` (signed, not yet broadcast), ``BROADCASTING`` (sent,
 waiting for inclusion), ``INCLUDED`` (in a block; confirmed for Solana), ``FAILED`` (will not
-be included: refused by the node, failed pre-flight, or included and reverted). Every change is
+be included: refused by the node, failed pre-flight, included and reverted, or given up by
+the replacement bounds of ``infra.broadcast.bounds``, the error naming the rule). Every change is
 announced to ``SEND_TRANSACTION_STATUS_UPDATES`` webhook endpoints in its own transaction.
 """
 
@@ -32,14 +33,17 @@ OPEN = (INITIALIZED, BROADCASTING)
 
 def create(uow: UnitOfWork, *, organization_id: str, activity_id: str, caip2: str, chain: str,
            sender: str, nonce: int | None, unsigned: dict[str, Any], raw: str, tx_hash: str,
-           now: datetime, failure: dict[str, Any] | None = None) -> SendTransaction:
-    """Store a signed transaction (or a pre-flight failure) in the activity's transaction."""
+           now: datetime, failure: dict[str, Any] | None = None,
+           first_fees: dict[str, Any] | None = None) -> SendTransaction:
+    """Store a signed transaction (or a pre-flight failure) in the activity's transaction;
+    ``first_fees``: the Ethereum fees it was signed with (``infra.broadcast.bounds``)."""
     row = SendTransaction(
         id=new_id(), organization_id=organization_id, activity_id=activity_id, caip2=caip2,
         chain=chain, from_address=sender, nonce=nonce,
         status=FAILED if failure is not None else INITIALIZED, unsigned=unsigned,
         raw_transaction=raw, tx_hash=tx_hash, hashes=[tx_hash] if tx_hash else [],
-        error=failure, attempts=0, replacements=0, next_check_at=now, version=1,
+        error=failure, attempts=0, replacements=0, first_fees=first_fees,
+        next_check_at=now, version=1,
         created_at=now, updated_at=now)
     uow.session.add(row)
     uow.session.flush()

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import or_, select, update
 
-from infra.broadcast import ethereum, solana, status
+from infra.broadcast import bounds, ethereum, reapproval, solana, status
 from infra.broadcast.rpc import ChainRpc, NodeUnavailable, RpcError, chain, quantity
 from infra.clock import now
 from infra.db.models.broadcast import SendTransaction
@@ -136,19 +136,92 @@ def _poll(services: Services) -> float:
     return services.settings.broadcast_poll_ms / 1000
 
 
+def _resend_if_forgotten(rpc: ChainRpc, row: SendTransaction) -> None:
+    """The node forgot the transaction (restart, eviction): send the same bytes again."""
+    if rpc.call("eth_getTransactionByHash", [row.tx_hash]) is not None:
+        return
+    try:
+        rpc.call("eth_sendRawTransaction", [row.raw_transaction])
+    except RpcError as ex:
+        if "nonce too low" not in ex.message.lower() and not _is_known(ex):
+            log.info("re-broadcast of %s refused: %s", row.tx_hash, ex.message)
+
+
+def _give_up(services: Services, row: SendTransaction, rule: str, reason: str) -> None:
+    """End the row ``FAILED`` with ``reason``: no further replacement is signed."""
+    bounds.note(rule)
+    log.warning("send transaction %s (nonce %s) given up: %s", row.id, row.nonce, reason)
+    _record(services, row.id, status.FAILED, error=status.failure(
+        f"{reason}; the last transaction sent ({row.tx_hash}) may still be included"))
+
+
+def _suggestion(rpc: ChainRpc) -> bounds.Fees | None:
+    try:
+        return bounds.Fees(*ethereum.suggested_fees(rpc))
+    except NodeUnavailable as ex:  # no advice: the tracker's own bump applies
+        log.info("no fee suggestion from the %s node: %s", rpc.caip2, ex)
+        return None
+
+
 def _eth_replace(services: Services, rpc: ChainRpc, row: SendTransaction) -> None:
-    """Re-sign with higher fees; committed before it is sent."""
-    unsigned = ethereum.bumped(row.unsigned, rpc)
+    """Re-sign with higher fees within the bounds, if the policies allow the new transaction;
+    committed before it is sent. Past a bound, or denied, the transaction is given up."""
+    current = bounds.Fees.of(row.unsigned)
+    first = bounds.Fees.stored(row.first_fees) or current
+    limits = bounds.Limits.of(services.settings, first)
+    decided = bounds.replacement(current, _suggestion(rpc), row.replacements, limits)
+    if isinstance(decided, bounds.GiveUp):
+        _give_up(services, row, decided.rule, decided.reason)
+        return
+    if decided.ignored:
+        bounds.note("suggestion_ignored")
+        log.warning("send transaction %s: node fee suggestion not used: %s", row.id,
+                    decided.ignored)
+    unsigned = {**row.unsigned, "maxFeePerGas": decided.fees.max_fee,
+                "maxPriorityFeePerGas": decided.fees.tip}
+    with services.read_session_factory() as session:
+        verdict = reapproval.verdict(session, row.activity_id, unsigned, row.created_at)
+    if not verdict.allowed:
+        _give_up(services, row, "policy", (
+            f"gave up replacing the stuck transaction: the policies do not allow the "
+            f"replacement ({decided.fees.describe()}): {reapproval.explained(verdict)}"))
+        return
     raw, tx_hash = ethereum.sign(unsigned, _key_for(services, row))
     log.info("replacing stuck transaction %s (nonce %s) with %s", row.tx_hash, row.nonce, tx_hash)
     _record(services, row.id, status.BROADCASTING, delay_s=_poll(services), unsigned=unsigned,
             raw_transaction=raw, tx_hash=tx_hash, hashes=[*row.hashes, tx_hash],
-            replacements=row.replacements + 1, broadcast_at=now())
+            replacements=row.replacements + 1, broadcast_at=now(),
+            first_fees=first.to_stored())
     try:
         rpc.call("eth_sendRawTransaction", [raw])
     except RpcError as ex:  # underpriced: the next pass bumps again
         if not _is_known(ex):
             log.info("replacement %s not accepted yet: %s", tx_hash, ex.message)
+
+
+def _eth_stuck(services: Services, rpc: ChainRpc, row: SendTransaction) -> None:
+    """Unincluded past ``broadcast_stuck_s``: replace it, unless a lower nonce of the same
+    address is not confirmed yet (re-signing cannot help behind a gap: it waits, and its
+    stuck clock starts again)."""
+    confirmed = quantity(rpc.call("eth_getTransactionCount", [row.from_address, "latest"]))
+    nonce = row.nonce if row.nonce is not None else confirmed
+    if confirmed < nonce:
+        bounds.note("nonce_gap")
+        log.info("send transaction %s (nonce %s) waits behind unconfirmed nonce %s of %s",
+                 row.id, nonce, confirmed, row.from_address)
+        _resend_if_forgotten(rpc, row)
+        _record(services, row.id, status.BROADCASTING, delay_s=_poll(services),
+                broadcast_at=now())
+        return
+    if confirmed > nonce:  # the nonce is used: by one of ours (a receipt now), or not
+        found = _eth_receipt(rpc, row)
+        if found is not None:
+            _eth_included(services, rpc, row, *found)
+        else:
+            _record(services, row.id, status.FAILED, error=status.failure(
+                f"nonce {nonce} was used by another transaction of {row.from_address}"))
+        return
+    _eth_replace(services, rpc, row)
 
 
 def _eth_follow(services: Services, rpc: ChainRpc, row: SendTransaction) -> None:
@@ -161,15 +234,9 @@ def _eth_follow(services: Services, rpc: ChainRpc, row: SendTransaction) -> None
     if sent_at is not None and sent_at.tzinfo is None:  # SQLite keeps no offset: stored as UTC
         sent_at = sent_at.replace(tzinfo=UTC)
     if sent_at is not None and now() - sent_at >= stuck:
-        _eth_replace(services, rpc, row)
+        _eth_stuck(services, rpc, row)
         return
-    if rpc.call("eth_getTransactionByHash", [row.tx_hash]) is None:
-        # The node forgot it (restart, eviction): send the same bytes again.
-        try:
-            rpc.call("eth_sendRawTransaction", [row.raw_transaction])
-        except RpcError as ex:
-            if "nonce too low" not in ex.message.lower() and not _is_known(ex):
-                log.info("re-broadcast of %s refused: %s", row.tx_hash, ex.message)
+    _resend_if_forgotten(rpc, row)
     _record(services, row.id, status.BROADCASTING, delay_s=_poll(services))
 
 
