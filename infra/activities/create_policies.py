@@ -8,6 +8,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.policy.text import check_policy_fields
 from infra.stored_policies import PolicyParams, add_policy, check_room, validate_expressions
 from infra.validation import caps
 from infra.wiremodel import WireModel
@@ -21,6 +22,9 @@ class Params(WireModel):
 
 def _validate(params: Params) -> None:
     for i, policy in enumerate(params.policies):
+        check_policy_fields(f"parameters.policies[{i}].", policyName=policy.policy_name,
+                            condition=policy.condition, consensus=policy.consensus,
+                            notes=policy.notes, time=policy.time)
         validate_expressions(policy.condition, policy.consensus, policy.time, f"parameters.policies[{i}].")
 
 

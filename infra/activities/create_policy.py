@@ -1,4 +1,5 @@
-"""``create_policy``: add one policy (expressions are parsed; a syntax error is a 400)."""
+"""``create_policy``: add one policy (its text must be readable, ``infra.policy.text``, and its
+expressions parse; either failing is a 400)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.policy.text import check_policy_fields
 from infra.stored_policies import PolicyParams, add_policy, check_room, validate_expressions
 
 
@@ -13,13 +15,19 @@ class Params(PolicyParams):
     """``v1CreatePolicyIntentV3``."""
 
 
-def check(params: Params, ctx: CheckContext) -> None:
+def _validate(params: Params) -> None:
+    check_policy_fields("parameters.", policyName=params.policy_name, condition=params.condition,
+                        consensus=params.consensus, notes=params.notes, time=params.time)
     validate_expressions(params.condition, params.consensus, params.time, "parameters.")
+
+
+def check(params: Params, ctx: CheckContext) -> None:
+    _validate(params)
     check_room(ctx.session, ctx.organization_id, 1)
 
 
 def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
-    validate_expressions(params.condition, params.consensus, params.time, "parameters.")
+    _validate(params)
     check_room(ctx.session, ctx.organization_id, 1)
     return {"policyId": add_policy(ctx.session, ctx.organization_id, params).id}
 

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.messaging import queues
+from infra.policy.text import check_policy_fields
 from infra.stored_policies import Effect, policy_in_org, validate_expressions
 from infra.wiremodel import WireModel
 
@@ -28,6 +29,10 @@ class Params(WireModel):
 
 
 def _validate(params: Params) -> None:
+    check_policy_fields("parameters.", policyName=params.policy_name,
+                        policyCondition=params.policy_condition,
+                        policyConsensus=params.policy_consensus, policyNotes=params.policy_notes,
+                        time=params.time)
     validate_expressions(params.policy_condition, params.policy_consensus, params.time, "parameters.")
 
 

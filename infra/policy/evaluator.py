@@ -27,6 +27,7 @@ from infra.errors import WalletError
 from infra.policy import nodes
 from infra.policy.nodes import Expression, Node, Position
 from infra.policy.parser import parse
+from infra.policy.text import check_policy_text
 
 Env = Mapping[str, Any]
 Compiled = Callable[[Env], Any]
@@ -460,9 +461,21 @@ def compile_expression(expression: Expression) -> CompiledExpression:
     return CompiledExpression(expression)
 
 
+#: A field path with this prefix names text a request proposes (``parameters.scope``…).
+PROPOSED = "parameters."
+
+
 @lru_cache(maxsize=4096)
 def compiled(text: str, field_name: str) -> CompiledExpression:
-    """Parse and compile a stored expression once per process (raises on bad syntax)."""
+    """Parse and compile an expression once per process (raises on bad syntax).
+
+    Checks of new text (an MFA policy's condition, a session profile's scope) name the
+    request field (``parameters.condition``): such text must also be readable
+    (``infra.policy.text``: no invisible characters, no mixed-script words). Stored text is
+    compiled under its column name (``condition``, ``scope``) and is not re-judged.
+    """
+    if field_name.startswith(PROPOSED):
+        check_policy_text(text, field=field_name)
     return CompiledExpression(parse(text, field=field_name))
 
 
