@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (this module holds text in other scripts on purpose)
 """What an approver sees is what is approved: policy text that hides what it says (issue 31).
 
 Mallory is a member of the organization who may propose policy changes; an approver must
