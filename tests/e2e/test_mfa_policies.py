@@ -389,6 +389,41 @@ def test_with_consensus_the_proposer_first_then_each_approver_before_the_vote_co
     assert {(s["userId"], s["satisfied"]) for s in statuses} == {(i, True) for i in ids.values()}
 
 
+def test_turnkey_http_mfa_polling_returns_the_signature_after_the_passkey_step(
+        dep: Deployment) -> None:
+    """``turnkey-http`` with ``mfa_polling`` waits while the signature needs its passkey step;
+    the passkey the user already had approves it (not the proposing key); the client's call
+    then returns the signature."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from turnkey_http.generated.client import PollingConfig
+    from turnkey_sdk_types import SignRawPayloadBody
+
+    user = User(dep, "http mfa polling")
+    address = _wallet_address(user)
+    _policy(user, steps=[{"any": [{"type": "AUTHENTICATION_TYPE_PASSKEY"}]}])
+    assert _sign(user, address)["status"] == WAITING  # every worker knows the policy now
+    client = dep.client(user.as_key, mfa_polling=PollingConfig(interval_ms=100, timeout_ms=60_000))
+    with ThreadPoolExecutor(1) as pool:
+        signing = pool.submit(client.sign_raw_payload, SignRawPayloadBody(
+            signWith=address, payload="ef" * 32, encoding="PAYLOAD_ENCODING_HEXADECIMAL",
+            hashFunction="HASH_FUNCTION_NO_OP"))
+        deadline = time.monotonic() + 60
+        waiting: list[dict[str, Any]] = []
+        while not waiting and time.monotonic() < deadline:
+            found = user.api.read("list_activities", {"filterByStatus": [WAITING]})["activities"]
+            waiting = [a for a in found if a["type"] == "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2"
+                       and "ef" * 32 in json.dumps(a["intent"])]
+            time.sleep(0.1)
+        assert len(waiting) == 1, waiting
+        assert user.approve(user.key, waiting[0]["fingerprint"]).status_code == 403
+        approved = user.approve(user.passkey, waiting[0]["fingerprint"])
+        assert approved.status_code == 200, approved.text
+        signed = signing.result(timeout=60)
+    assert signed.activity.id == waiting[0]["id"]
+    assert signed.activity.status == "ACTIVITY_STATUS_COMPLETED" and signed.r and signed.s
+
+
 def test_turnkey_core_on_mfa_required_completes_the_signature(
         dep: Deployment, mailbox: tuple[Mailbox, dict[str, str]]) -> None:
     """``@turnkey/core`` (npm, tests/interop/mfa_core.mjs) signs; its ``onMfaRequired`` gets the
