@@ -39,11 +39,14 @@ export async function approvalsPage(api, root, nav) {
       "aria-describedby": `ap-${a.id}-title`, disabled: !a.canReject }, "Reject");
     approve.addEventListener("click", () => busy(approve, () => vote(api, a, true, nav.refresh)));
     reject.addEventListener("click", () => busy(reject, () => vote(api, a, false, nav.refresh)));
+    const intent = await renderIntent(api, a);
+    // The server's and the browser's readings disagree: approving is not offered.
+    if (intent.dataset.mismatch === "true") approve.disabled = true;
     root.append(h("section", { class: "card approval", "data-activity": a.id, "aria-labelledby": `ap-${a.id}-title` },
       h("div", { class: "row between" }, h("div", {}, title,
         h("p", { class: "muted" }, when(a.createdAt), " · ", code(a.id), " · votes: ", votesOf(a))),
         h("div", { class: "row" }, approve, reject)),
-      await renderIntent(api, a),
+      intent,
       a.canApprove ? null : h("p", { class: "muted" }, "You may not vote on this activity.")));
   }
 }

@@ -1,6 +1,6 @@
 // An activity's intent, rendered for the person about to vote on it.
 import { chainName, decodeEthereumTx, units } from "./eth.js";
-import { code, diffView, enumText, facts, h, json, kindOf } from "./ui.js";
+import { code, diffView, enumText, facts, h, json, kindOf, when } from "./ui.js";
 
 export function intentOf(activity) {
   return Object.values(activity.intent || {})[0] || {};
@@ -20,16 +20,76 @@ function argValue(v) {
   return String(v);
 }
 
+// Contract labels are chosen by whoever may register an interface: the page shows who set
+// one and when (the completed create_smart_contract_interface that made it), never as if
+// the label were verified.
 async function contractLabels(api) {
   try {
     const list = (await api.query("list_smart_contract_interfaces")).smartContractInterfaces || [];
-    return Object.fromEntries(list.map((i) => [String(i.smartContractAddress).toLowerCase(), i.label]));
+    return Object.fromEntries(list.map((i) => [String(i.smartContractAddress).toLowerCase(), i]));
   } catch (e) {
     return {};
   }
 }
 
-function transaction(intent, vars, labels = {}) {
+async function labelRegistrant(api, iface) {
+  try {
+    const made = await api.all("list_activities", "activities", "id", {
+      filterByType: ["ACTIVITY_TYPE_CREATE_SMART_CONTRACT_INTERFACE"],
+      filterByStatus: ["ACTIVITY_STATUS_COMPLETED"] }, 1000);
+    const activity = made.find((a) => Object.values(a.result || {}).some(
+      (r) => r && r.smartContractInterfaceId === iface.smartContractInterfaceId));
+    return activity ? (activity.votes || [])[0] || null : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+function credentialText(vote) {
+  const credential = vote.publicKey || vote.credentialId || "";
+  return credential ? ` with ${vote.publicKey ? "API key" : "credential"} ${credential.slice(0, 12)}…` : "";
+}
+
+async function labelNote(api, iface) {
+  if (!iface) return null;
+  const vote = await labelRegistrant(api, iface);
+  const who = vote ? `${(vote.user && vote.user.userName) || vote.userId}${credentialText(vote)}`
+    : "a user this page cannot name";
+  return h("span", { class: "contract-label", "data-part": "label" },
+    ` label “${iface.label}” set by `, h("span", { "data-part": "label-by" }, who), " on ",
+    h("span", { "data-part": "label-at" }, when(iface.createdAt)),
+    h("span", { class: "muted" }, " (chosen by its registrant, not verified)"));
+}
+
+// What the browser decoded beside what the server (describe_activity) decoded: every field
+// the transaction carries. Integers compare as decimal strings, addresses and data in lower case.
+const TX_TYPES = { legacy: "LEGACY", "EIP-2930": "TYPE_1", "EIP-1559": "TYPE_2", "EIP-4844": "TYPE_3",
+  "EIP-7702": "TYPE_4" };
+
+function crossCheck(eth, local) {
+  const text = (v) => (v == null ? "" : String(v).toLowerCase());
+  const fields = [["chain", eth.chain_id, local.chainId], ["type", eth.type, TX_TYPES[local.type] || local.type],
+    ["nonce", eth.nonce, local.nonce], ["to", eth.to, local.to], ["value", eth.value, local.value],
+    ["data", eth.data, local.data], ["gas", eth.gas, local.gas]];
+  if (local.gasPrice != null) fields.push(["gas price", eth.gas_price, local.gasPrice]);
+  if (local.maxFeePerGas != null) {
+    fields.push(["max fee per gas", eth.max_fee_per_gas, local.maxFeePerGas],
+      ["max priority fee per gas", eth.max_priority_fee_per_gas, local.maxPriorityFeePerGas]);
+  }
+  return fields.filter(([, server, browser]) => text(server) !== text(browser));
+}
+
+function mismatchView(differences) {
+  return h("div", { class: "mismatch error", "data-part": "mismatch", role: "alert" },
+    h("p", {}, "The server's reading and the browser's disagree: do not approve."),
+    h("table", { class: "mismatch-fields" }, h("caption", {}, "Fields that differ"),
+      h("thead", {}, h("tr", {}, h("th", {}, "Field"), h("th", {}, "Server"), h("th", {}, "Browser"))),
+      h("tbody", {}, differences.map(([name, server, browser]) => h("tr", { "data-field": name },
+        h("td", {}, name), h("td", {}, code(server == null ? "(absent)" : String(server), { class: "wrap" })),
+        h("td", {}, code(browser == null ? "(absent)" : String(browser), { class: "wrap" })))))));
+}
+
+function transaction(intent, vars, label = null) {
   const out = [];
   const type = String(intent.type || "").replace("TRANSACTION_TYPE_", "");
   const eth = vars && vars.eth && vars.eth.tx;
@@ -54,15 +114,17 @@ function transaction(intent, vars, labels = {}) {
     out.push(facts([
       ["Chain", h("span", { "data-part": "chain" }, chainName(chainId))],
       ["From", code(signer || "")],
-      ["To", [code(to || "(contract creation)", { "data-part": "to" }),
-        labels[String(to || "").toLowerCase()] ? h("strong", { class: "contract-label" }, " ", labels[String(to).toLowerCase()]) : null]],
+      ["To", [code(to || "(contract creation)", { "data-part": "to" }), label]],
       ["Value", h("span", { "data-part": "value" }, `${units(value)} ETH`, " ",
         h("span", { class: "muted" }, `(${value} wei)`))],
       ["Method", call],
       ["Transaction", `${(local && local.type) || (eth && eth.type) || ""} · nonce ${(eth && eth.nonce) ?? (local && local.nonce) ?? ""} · gas ${(eth && eth.gas) ?? (local && local.gas) ?? ""}`],
     ], { "data-part": "tx" }));
-    if (local && !local.error && eth && eth.to && local.to && eth.to.toLowerCase() !== local.to.toLowerCase()) {
-      out.push(h("p", { class: "error" }, "The server's reading and the browser's disagree: do not approve."));
+    if (eth && local && local.error) {
+      out.push(mismatchView([["decoding", "decoded", `the browser could not decode it: ${local.error}`]]));
+    } else if (eth && local) {
+      const differences = crossCheck(eth, local);
+      if (differences.length) out.push(mismatchView(differences));
     }
   } else {
     const chain = vars && (vars.solana || vars.tron || vars.bitcoin);
@@ -105,10 +167,19 @@ async function policyChange(api, kind, intent) {
   return [policyText(null, intent)];
 }
 
+// Characters a reader would not see (policies stored before the server refused them):
+// shown as their code point, so a diff never hides a change.
+const UNSEEN = /(?![ \n\t])[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Co}\p{Z}]/gu;
+
+export function visible(text) {
+  return String(text || "").replace(UNSEEN, (c) =>
+    `⟦U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟧`);
+}
+
 function policyLines(p) {
   if (!p) return "";
-  return [`name: ${p.policyName || ""}`, `effect: ${p.effect || ""}`, `condition: ${p.condition || ""}`,
-    `consensus: ${p.consensus || ""}`, `notes: ${p.notes || ""}`].join("\n");
+  return [`name: ${visible(p.policyName)}`, `effect: ${p.effect || ""}`, `condition: ${visible(p.condition)}`,
+    `consensus: ${visible(p.consensus)}`, `notes: ${visible(p.notes)}`].join("\n");
 }
 
 function policyText(before, after) {
@@ -148,7 +219,14 @@ export async function renderIntent(api, activity) {
   const box = h("div", { class: "intent", "data-kind": kind });
   if (kind === "SIGN_TRANSACTION") {
     const [vars, labels] = await Promise.all([describe(api, activity), contractLabels(api)]);
-    box.append(...transaction(intent, vars, labels));
+    let to = vars && vars.eth && vars.eth.tx && vars.eth.tx.to;
+    if (!to && String(intent.type || "").endsWith("ETHEREUM")) {
+      try { to = decodeEthereumTx(intent.unsignedTransaction).to; } catch (e) { to = null; }
+    }
+    const label = await labelNote(api, labels[String(to || "").toLowerCase()]);
+    const parts = transaction(intent, vars, label);
+    if (parts.some((p) => p.dataset && p.dataset.part === "mismatch")) box.dataset.mismatch = "true";
+    box.append(...parts);
   } else if (kind.startsWith("EXPORT_")) {
     box.append(exported(kind, intent, await describe(api, activity)));
   } else if (kind.endsWith("_POLICY") || kind === "CREATE_POLICIES") {
