@@ -363,6 +363,30 @@ def test_replacements_stop_at_the_fee_ceiling_and_say_so(dep: Deployment, anvil:
         assert "WALLETD_BROADCAST_FEE_CAP_MULTIPLE" in hook["msg"]["txError"]
 
 
+def test_replacements_stop_at_their_count_and_say_so(market: Market, anvil: Anvil,
+                                                    tmp_path_factory: pytest.TempPathFactory
+                                                    ) -> None:
+    """With one replacement allowed, a transaction still stuck after it is given up, naming
+    WALLETD_BROADCAST_MAX_REPLACEMENTS; nothing more is signed. (The x2 ceiling keeps the
+    node's honest 18.5 gwei advice out, so the one replacement is the 9.9 gwei bump.)"""
+    market.lie_tip = None
+    one = Deployment.embedded(tmp_path_factory.mktemp("broadcast-count"), {
+        "WALLETD_CHAIN_RPC": f"{CAIP2}={market.url}", "WALLETD_CHAIN_ALLOW": "127.0.0.1",
+        "WALLETD_BROADCAST_POLL_MS": "200", "WALLETD_BROADCAST_STUCK_S": "1",
+        "WALLETD_BROADCAST_MAX_REPLACEMENTS": "1", "WALLETD_BROADCAST_FEE_CAP_MULTIPLE": "2"})
+    try:
+        api = RawApi(one, one.root, one.root.organization_id)
+        sender = _account(one, anvil)
+        status_id = _send(api, _stuck(sender, 0, fee=int(8.8 * GWEI)))  # 9.9 once bumped
+        final = _settled(api, status_id)
+        assert final["txStatus"] == "FAILED", final
+        assert "WALLETD_BROADCAST_MAX_REPLACEMENTS=1" in final["txError"]
+        _, replacement = market.sent(sender, 0)
+        assert final["eth"]["txHash"] == replacement["hash"]
+    finally:
+        one.stop()
+
+
 # --- policies hold for replacements --------------------------------------------------------
 
 
