@@ -46,3 +46,32 @@ def test_with_a_token_every_peer_needs_it(client_with: object) -> None:
     scraped = client.simulate_get("/metrics", remote_addr="203.0.113.9",
                                   headers={"Authorization": "Bearer s3cret"})
     assert scraped.status_code == 200 and "walletd_" in scraped.text
+
+
+FORWARDED = [{"X-Forwarded-For": "203.0.113.9"}, {"Forwarded": "for=203.0.113.9"},
+             {"X-Real-IP": "203.0.113.9"}, {"X-Forwarded-For": ""}]
+
+
+@pytest.mark.parametrize("headers", FORWARDED)
+def test_a_forwarded_request_from_loopback_counts_as_remote(client_with: object,
+                                                           headers: dict[str, str]) -> None:
+    """A same-host proxy or sidecar: every peer is loopback, and the header it adds is what
+    says the client is elsewhere. The attacker reaches /metrics through it."""
+    client = client_with()  # type: ignore[operator]
+    refused = client.simulate_get("/metrics", remote_addr="127.0.0.1", headers=headers)
+    assert refused.status_code == 403
+    assert set(refused.json) == {"code", "message", "details"}
+    assert "forwarded request" in refused.json["message"] and "walletd_" not in refused.text
+    # The local scraper beside it still reads the page.
+    assert client.simulate_get("/metrics", remote_addr="127.0.0.1").status_code == 200
+
+
+@pytest.mark.parametrize("headers", FORWARDED)
+def test_a_forwarded_request_with_the_token_is_served(client_with: object,
+                                                      headers: dict[str, str]) -> None:
+    client = client_with(WALLETD_METRICS_TOKEN="s3cret")  # type: ignore[operator]
+    refused = client.simulate_get("/metrics", remote_addr="127.0.0.1", headers=headers)
+    assert refused.status_code == 401
+    scraped = client.simulate_get("/metrics", remote_addr="127.0.0.1",
+                                  headers={**headers, "Authorization": "Bearer s3cret"})
+    assert scraped.status_code == 200 and "walletd_" in scraped.text
