@@ -36,7 +36,9 @@ from sqlalchemy.orm import Session
 from infra.access.session_profiles import Profile, profile_of, visible_profile
 from infra.crypto.stamp import CURVE_OF_SCHEME
 from infra.db.models.activities import Activity, Vote
+from infra.db.models.oauth import OidcTokenUse
 from infra.db.models.organizations import ApiKey
+from infra.db.models.sessions import VerificationToken
 from infra.errors import FailedPrecondition, PermissionDenied
 
 #: Activity types that bind a credential or identity which would not carry the session's
@@ -129,7 +131,7 @@ def issuer_of(session: Session, activity: Activity) -> Issuer:
     key = session.execute(_KEY.where(ApiKey.public_key == vote.public_key,
                                      ApiKey.user_id == vote.user_id)).first()
     if key is None:
-        if activity.type in _ATTESTED_TYPES:
+        if activity.type in _ATTESTED_TYPES and _attested(session, activity.fingerprint):
             return NOBODY  # an X-Stamp-Attested stamp: a one-time proof, no credential
         raise FailedPrecondition(
             "the credential that submitted this activity no longer exists, so what it may "
@@ -141,6 +143,17 @@ def issuer_of(session: Session, activity: Activity) -> Issuer:
             raise PermissionDenied(
                 f"the submitting session's profile {key.session_profile_id} no longer exists")
     return Issuer(key.id, vote.user_id, profile, key.lineage_root_id or key.id)
+
+
+def _attested(session: Session, fingerprint: str) -> bool:
+    """Whether an ``X-Stamp-Attested`` stamp submitted the body of ``fingerprint``: the
+    verification or OIDC token it carried was spent by that very body. A deleted ``X-Stamp``
+    key leaves no such token, so its activity issues nothing (it fails closed)."""
+    if session.scalar(select(VerificationToken.id).where(
+            VerificationToken.login_fingerprint == fingerprint).limit(1)) is not None:
+        return True
+    return session.scalar(select(OidcTokenUse.token_hash).where(
+        OidcTokenUse.fingerprint == fingerprint).limit(1)) is not None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from infra.clock import new_id
 from infra.db.models.access import SessionProfile
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import ApiKey, Organization, User
+from infra.db.models.sessions import VerificationToken
 from infra.errors import FailedPrecondition, PermissionDenied
 from tests.support.sqlite import sqlite_session
 
@@ -157,9 +159,20 @@ def test_an_unprofiled_issuer_roots_the_lineage_at_itself(world: World) -> None:
     assert (grant.profile, grant.seconds, grant.lineage_root_id) == (None, 900, issuer.id)
 
 
+def _spend_token_with(world: World, activity: Activity) -> None:
+    """An ``X-Stamp-Attested`` login: its verification token spent by this very body."""
+    world.session.add(VerificationToken(
+        id=new_id(), organization_id=world.organization.id, otp_id=new_id(),
+        verification_type="OTP_TYPE_EMAIL", contact="user@example.com",
+        expires_at=datetime.now(UTC) + timedelta(minutes=5),
+        login_used_at=datetime.now(UTC), login_fingerprint=activity.fingerprint))
+    world.session.flush()
+
+
 def test_a_passkey_or_attested_stamp_issues_its_own_lineage(world: World) -> None:
     passkey = world.activity("ACTIVITY_TYPE_STAMP_LOGIN", "cose-key", "SIGNATURE_SCHEME_TK_WEBAUTHN")
     attested = world.activity("ACTIVITY_TYPE_STAMP_LOGIN", "token-client-key")
+    _spend_token_with(world, attested)
     for activity in (passkey, attested):
         grant = issuance.grant(world.session, activity, user_id=world.user.id,
                                organization_id=world.organization.id, seconds=900)
@@ -171,6 +184,19 @@ def test_an_issuer_that_vanished_issues_nothing(world: World) -> None:
     with pytest.raises(FailedPrecondition, match="no longer exists"):
         issuance.grant(world.session, activity, user_id=world.user.id,
                        organization_id=world.organization.id, seconds=None)
+
+
+def test_a_login_whose_stamping_session_vanished_issues_nothing(world: World) -> None:
+    """Attacker: a profiled session submits ``stamp_login`` without a profile (it waits, e.g.
+    for consensus), then deletes itself so the login looks attested and inherits nothing.
+    No token was spent by that body, so it is no one-time proof: nothing is issued."""
+    gone = world.key(profile=world.profile(NO_EXPORTS))
+    activity = world.activity("ACTIVITY_TYPE_STAMP_LOGIN", gone.public_key)
+    world.session.delete(gone)
+    world.session.flush()
+    with pytest.raises(FailedPrecondition, match="no longer exists"):
+        issuance.grant(world.session, activity, user_id=world.user.id,
+                       organization_id=world.organization.id, seconds=900)
 
 
 def test_a_profiled_login_naming_another_profile_needs_its_scope_to_name_it(
