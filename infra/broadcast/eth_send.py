@@ -2,9 +2,12 @@
 
 In the activity's transaction: resolve ``from`` to a key of the organization, ask the node for
 what the caller left out (gas through a pre-flight estimate, EIP-1559 fees: refused beyond
-the sanity bound of ``infra.broadcast.bounds``), take a nonce from the nonce manager, sign,
-and store the signed transaction for the tracker with the fees it was first signed with. A
-send that fails pre-flight is stored as ``FAILED`` with its reason and takes no nonce.
+the sanity bound of ``infra.broadcast.bounds``), have the policies judge the transaction with
+what walletd filled in (``infra.broadcast.reapproval``: the activity's decision saw only the
+intent), take a nonce from the nonce manager, sign, and store the signed transaction for the
+tracker with the fees it was first signed with. A send that fails pre-flight is stored as
+``FAILED`` with its reason and takes no nonce; one the policies refuse fails the activity
+(``PolicyDenied``) before any nonce is taken or key is read.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from typing import Any
 from eth_utils import to_checksum_address
 
 from infra.activities.spec import ActivityContext
-from infra.broadcast import bounds, ethereum, status
+from infra.broadcast import bounds, ethereum, reapproval, status
 from infra.broadcast.rpc import ChainRpc, chain
 from infra.crypto.addresses import Curve
-from infra.errors import FailedPrecondition, InvalidRequest
+from infra.errors import FailedPrecondition, InvalidRequest, PolicyDenied
 from infra.settings import Settings
 from infra.wallets import store
 from infra.worker_services import custody_of
@@ -113,6 +116,8 @@ def send(ctx: ActivityContext, request: EthSend, *, authorization: bool = False)
         raise InvalidRequest("maxPriorityFeePerGas may not exceed maxFeePerGas",
                              field="maxPriorityFeePerGas")
     unsigned.update(maxFeePerGas=fee, maxPriorityFeePerGas=tip, accessList=[])
+    if None in (request.gas_limit, request.max_fee_per_gas, request.max_priority_fee_per_gas):
+        _check_filled(ctx, unsigned)  # the policies saw none of what walletd filled in
     key_secret = store.signing_secret(custody_of(ctx.services), target)
     # The nonce last: the row lock it takes is held only for the rest of this transaction.
     nonce = ethereum.take_nonce(ctx.session, rpc, sender, request.nonce)
@@ -125,6 +130,22 @@ def send(ctx: ActivityContext, request: EthSend, *, authorization: bool = False)
                         sender=sender, nonce=nonce, unsigned=unsigned, raw=raw, tx_hash=tx_hash,
                         now=ctx.now, first_fees=bounds.Fees(fee, tip).to_stored())
     return row.id
+
+
+def _check_filled(ctx: ActivityContext, unsigned: dict[str, Any]) -> None:
+    """The policies allow signing ``unsigned`` (gas and fees as walletd filled them, the
+    nonce not taken yet), judged like the intent with the approvals live now; a
+    ``PolicyDenied`` naming the denying policies otherwise (the activity fails, nothing of
+    its transaction is kept)."""
+    decision = reapproval.verdict(ctx.session, ctx.activity.id, unsigned, ctx.now)
+    if decision.allowed:
+        return
+    fees = bounds.Fees(unsigned["maxFeePerGas"], unsigned["maxPriorityFeePerGas"])
+    raise PolicyDenied(
+        f"{decision.message}: the policies do not allow the transaction with the gas and fees "
+        f"walletd filled in (gas {unsigned['gas']}, {fees.describe()}): "
+        f"{reapproval.explained(decision)}; nothing was signed (set gasLimit and the fees in "
+        "the request to have them judged with it)")
 
 
 def _sane_suggestion(rpc: ChainRpc, settings: Settings) -> tuple[int, int]:

@@ -1,12 +1,18 @@
-"""The policy decision on a re-signed transaction: a replacement is decided like the original.
+"""The one policy decision on a concrete transaction: may this ``eth.tx`` be signed.
 
-A replacement changes what was approved (its fees), so before it is signed the policy engine
-(``infra.pipeline.engine.evaluate``) judges it with the organization's policies as they are
-now, the original activity's submitter and the approvals that counted when it was signed,
-and the ``eth.tx`` variables of the *new* transaction (nonce, gas and fees included, built by
-``infra.pipeline.conditions.condition_context`` as for the original). Anything other than
-``allow`` (a denial, a consensus that would need new votes, an MFA step) stops replacement:
-nobody is asked again for a transaction already sent, so it is given up with the reason.
+The activity's own decision (``infra.pipeline.decide``) judges the intent, which lacks what
+walletd fills in later. Whenever walletd signs something the policy engine did not see, the
+engine (``infra.pipeline.engine.evaluate``) judges the transaction about to be signed with the
+organization's policies as they are now, the activity's submitter and the approvals live at a
+given moment, and the ``eth.tx`` variables of that transaction (gas and fees, and the nonce
+once it is known, built by ``infra.pipeline.conditions.condition_context`` as for the intent):
+
+- the first signature, when the caller left gas or fees to walletd (``infra.broadcast.eth_send``,
+  before any nonce is taken): anything but ``allow`` fails the activity with ``PolicyDenied``;
+- every replacement of a stuck transaction (``infra.broadcast.tracker``), with the approvals
+  that counted when the original was signed: anything but ``allow`` (a denial, a consensus
+  that would need new votes) stops replacement, since nobody is asked again for a transaction
+  already sent, so it is given up with the reason.
 """
 
 from __future__ import annotations
@@ -34,12 +40,13 @@ from infra.pipeline.votes import (
 from infra.stored_policies import org_policies
 
 
-def replaced_parameters(params: dict[str, Any], unsigned: dict[str, Any]) -> dict[str, Any]:
-    """The activity's parameters with what the re-signed transaction fixes (decimal strings,
-    as a caller sends them): the policies see the fees and nonce actually signed."""
-    return {**params, "nonce": str(unsigned["nonce"]), "gasLimit": str(unsigned["gas"]),
-            "maxFeePerGas": str(unsigned["maxFeePerGas"]),
-            "maxPriorityFeePerGas": str(unsigned["maxPriorityFeePerGas"])}
+def concrete_parameters(params: dict[str, Any], unsigned: dict[str, Any]) -> dict[str, Any]:
+    """The activity's parameters with what the transaction to sign fixes (decimal strings, as
+    a caller sends them): the policies see the gas, fees and (once taken) nonce signed."""
+    fixed = {"nonce": "nonce", "gasLimit": "gas", "maxFeePerGas": "maxFeePerGas",
+             "maxPriorityFeePerGas": "maxPriorityFeePerGas"}
+    return {**params, **{wire: str(unsigned[name]) for wire, name in fixed.items()
+                         if unsigned.get(name) is not None}}
 
 
 def _root_quorum(session: Session, organization_id: str,
@@ -53,11 +60,12 @@ def _root_quorum(session: Session, organization_id: str,
 
 
 def verdict(session: Session, activity_id: str, unsigned: dict[str, Any],
-            signed_at: datetime) -> engine.PolicyVerdict:
+            approved_at: datetime) -> engine.PolicyVerdict:
     """The policy engine's verdict on signing ``unsigned`` for activity ``activity_id``.
 
-    ``signed_at`` is when the original was signed: the approvals live then are the approvers
-    (an approval window that closed since does not take them away).
+    The approvals live at ``approved_at`` are the approvers: now for a first signature, when
+    the original was signed for a replacement (an approval window that closed since does not
+    take them away).
     """
     activity = session.get(Activity, activity_id)
     if activity is None or not activity.user_id:
@@ -68,10 +76,10 @@ def verdict(session: Session, activity_id: str, unsigned: dict[str, Any],
         return engine.PolicyVerdict(engine.Outcome.DENY_IMPLICIT,
                                     "the user who sent the transaction no longer exists")
     intent = dict(next(iter(activity.intent.values()), {})) if activity.intent else {}
-    params = replaced_parameters(intent, unsigned)
+    params = concrete_parameters(intent, unsigned)
     votes = activity_votes(session, activity.id)
     ballots = ballots_of(votes)
-    live_ids = [b.user_id for b in live_approvals(ballots, as_utc(signed_at))]
+    live_ids = [b.user_id for b in live_approvals(ballots, as_utc(approved_at))]
     live_votes = [v for v in votes if v.user_id in set(live_ids) and v.selection == APPROVED]
     proposal = engine.Proposal(
         activity_type=activity.type, parameters=params, requester_id=user.id,

@@ -15,7 +15,11 @@ Each attack sits beside the honest flow it must not break:
   filled and confirmed it is replaced once, within its ceiling, and included;
 - replacements up to the fee ceiling, then given up (status, error naming the rule, webhook);
 - a policy bounding ``eth.tx.max_fee_per_gas``: a replacement within it is signed and
-  included, one beyond it is never signed (the transaction is given up naming the policy).
+  included, one beyond it is never signed (the transaction is given up naming the policy);
+- the same bound against fees walletd fills in for the first signature: a node suggesting
+  fees above the policy's bound (but under the sanity bound) gets the send denied (403
+  naming the policy, no nonce taken, nothing signed); honest advice within it is signed and
+  included.
 """
 
 from __future__ import annotations
@@ -398,10 +402,9 @@ def _member(dep: Deployment, root: Key) -> Key:
     return Key(root.organization_id, created.userIds[0], key.public_key, key.private_key)
 
 
-@pytest.fixture
-def bounded(dep: Deployment) -> tuple[Key, Key, str]:
+def _fee_bound(dep: Deployment, max_fee: int) -> tuple[Key, Key, str]:
     """An organization whose non-root member may send, under a DENY policy on fees above
-    10.6 gwei per gas: (root, member, the DENY policy's id)."""
+    ``max_fee`` wei per gas: (root, member, the DENY policy's id)."""
     root = make_organization(dep, f"fee-policy-{uuid.uuid4().hex[:6]}")
     member = _member(dep, root)
     dep.client(root).create_policy(CreatePolicyBody(
@@ -409,10 +412,16 @@ def bounded(dep: Deployment) -> tuple[Key, Key, str]:
         condition="activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'",
         consensus=f"approvers.any(user, user.id == '{member.user_id}')"))
     deny = dep.client(root).create_policy(CreatePolicyBody(
-        policyName="no fee above 10.6 gwei", effect="EFFECT_DENY", notes="",
+        policyName=f"no fee above {max_fee / GWEI:g} gwei", effect="EFFECT_DENY", notes="",
         condition="activity.type == 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2' && "
-                  f"eth.tx.max_fee_per_gas > {int(10.6 * GWEI)}"))
+                  f"eth.tx.max_fee_per_gas > {max_fee}"))
     return root, member, str(deny.policyId)
+
+
+@pytest.fixture
+def bounded(dep: Deployment) -> tuple[Key, Key, str]:
+    """The member's sends are denied above 10.6 gwei per gas."""
+    return _fee_bound(dep, int(10.6 * GWEI))
 
 
 def test_a_policy_bound_on_fees_holds_for_replacements(dep: Deployment, anvil: Anvil,
@@ -440,3 +449,54 @@ def test_a_policy_bound_on_fees_holds_for_replacements(dep: Deployment, anvil: A
     assert deny_id in final["txError"]
     (only,) = honest.sent(sender, 1)  # the replacement was never signed nor sent
     assert final["eth"]["txHash"] == only["hash"]
+
+
+# --- policies hold for the fees walletd fills in -------------------------------------------
+
+#: The DENY policy's bound for the first signature: above the honest advice (about 18.5 gwei:
+#: twice the next base fee plus a 1 gwei tip), under the sanity bound (100 gwei).
+POLICY_MAX_FEE = 50 * GWEI
+#: The hostile node's tip: with it, walletd's filled-in fee is about 77.5 gwei.
+POLICY_TESTING_TIP = 60 * GWEI
+
+
+def test_a_policy_bound_on_fees_holds_for_the_fees_walletd_fills_in(
+        dep: Deployment, anvil: Anvil, honest: Market) -> None:
+    """The attacker runs the RPC endpoint. The member holds an API key that policies let send
+    with fees up to 50 gwei, and leaves the fees to walletd (the policies, deciding on the
+    intent, see none). The node suggests a 60 gwei tip: under the sanity bound, so walletd
+    would use it, but the policies judge the filled-in transaction before any nonce is taken:
+    403 naming the policy, nothing signed, no nonce taken. With honest advice the member's
+    same send is signed within the bound and included with nonce 0."""
+    root, member, deny_id = _fee_bound(dep, POLICY_MAX_FEE)
+    sender = _account(dep, anvil, root)
+    api = RawApi(dep, member, member.organization_id)
+    honest.lie_tip = POLICY_TESTING_TIP
+    lies_before = honest.lies
+    refused = api.submit("eth_send_transaction", "ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2",
+                         _body(sender))
+    assert refused.status_code == 403, refused.text
+    body = refused.json()
+    assert set(body) == {"code", "message", "details"}
+    assert body["code"] == 7
+    assert body["message"].startswith("policy engine denied request explicitly")
+    assert deny_id in body["message"]
+    assert "filled in" in body["message"]
+    assert honest.lies > lies_before  # the hostile advice was asked for, and not signed
+    assert not honest.sent(sender, 0)
+    assert api.read("get_nonces", {"address": sender, "caip2": CAIP2}) == {"nonce": "0"}
+    activities = api.read("list_activities", {
+        "filterByType": ["ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2"]})["activities"]
+    (failed,) = activities
+    assert failed["status"] == "ACTIVITY_STATUS_FAILED"
+    assert not failed.get("result")
+    assert deny_id in failed["failure"]["message"]
+
+    honest.lie_tip = None
+    status_id = _send(api, _body(sender))
+    final = _settled(api, status_id)
+    assert final["txStatus"] == "INCLUDED", final
+    tx = anvil.rpc("eth_getTransactionByHash", final["eth"]["txHash"])
+    assert int(tx["nonce"], 16) == 0
+    assert int(tx["maxFeePerGas"], 16) <= POLICY_MAX_FEE
+    assert int(tx["maxPriorityFeePerGas"], 16) < POLICY_TESTING_TIP
