@@ -17,7 +17,6 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from infra.activities import registry
-from infra.audit import worker as audit_worker
 from infra.clock import now
 from infra.db.models.activities import Activity
 from infra.messaging import actor_messages
@@ -63,5 +62,4 @@ def start(services: Services, stop: threading.Event) -> threading.Thread:
 
     thread = threading.Thread(target=loop, name="walletd-sweeper", daemon=True)
     thread.start()
-    audit_worker.start(services, stop)  # the audit log's checkpoints (issue 22)
     return thread

@@ -16,6 +16,13 @@ What is wired here, in order:
 5. process-wide subscriptions (endpoint-change notifications, access-control changes, the
    ingress's waiter).
 
+Threads: the only ones started here are the composition's own (the ``LISTEN`` connection,
+the seal's admin socket and retries, the in-process broker's time limits); a worker-type
+process's pools and background loops (sweepers, the audit log, the webhook relay, broadcast,
+seal reports, the email event writer) are started by the role's entry point from one table,
+``walletd.processes.LOOPS``, which also names these (the kernel cannot name the service
+packages' loops: it imports none of them). Nothing starts a thread on first use.
+
 Static extension tables that are read where they are used, each one tuple written once:
 ``infra.views.users.USER_SECTIONS`` (``v1User``), ``infra.queries.get_organization.
 ORGANIZATION_SECTIONS``, ``infra.discovery.DISCOVERY_KEYS``, ``infra.wallets.custody.
@@ -59,6 +66,7 @@ from infra.seal.wiring import open_seal
 from infra.services import Services
 from infra.sessions import attested as attested_tokens
 from infra.sessions import attested_oidc, otp, redaction
+from infra.sessions.email_events import EventWriter
 from infra.sessions.service_keys import ServiceKeys
 from infra.settings import Role, Settings
 from infra.wallets import store
@@ -168,7 +176,8 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         services = WorkerServices(
             **{f.name: getattr(services, f.name) for f in dataclasses.fields(Services)},
             custody=custody, service_keys=ServiceKeys(custody),
-            webhook_keys=SealedKeyRing(seal), log_keys=LogKeys(custody), seal=seal)
+            webhook_keys=SealedKeyRing(seal), log_keys=LogKeys(custody), seal=seal,
+            email_events=EventWriter(services.uow))
         # What needs a key is made once the process is unsealed (now, or when an operator
         # unseals it); sealing drops what it holds.
         seal.listeners.append(partial(_on_seal_change, services, app_proofs))

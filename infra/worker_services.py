@@ -15,6 +15,7 @@ from infra.errors import Internal
 from infra.seal.holders import SealedKeyRing
 from infra.seal.state import SealState
 from infra.services import Services
+from infra.sessions.email_events import EventWriter
 from infra.sessions.service_keys import ServiceKeys
 from infra.wallets.custody import Custody
 
@@ -30,6 +31,8 @@ class WorkerServices(Services):
         log_keys: The audit log's signing key (``infra.audit``; checkpoints, boot records).
         seal: The process's seal (docs/CUSTODY.md): the keys above raise ``Sealed`` until
             it is unsealed.
+        email_events: The writer of what the process's SMTP hop saw (``list_email_events``);
+            its thread is started by the role's entry point (``walletd.processes``).
     """
 
     custody: Custody
@@ -37,6 +40,7 @@ class WorkerServices(Services):
     webhook_keys: SealedKeyRing
     log_keys: LogKeys
     seal: SealState
+    email_events: EventWriter
 
 
 def custody_of(services: Services) -> Custody:
@@ -58,3 +62,10 @@ def log_keys(services: Services) -> LogKeys:
     if not isinstance(services, WorkerServices):
         raise Internal("the audit log key is not available in this process")
     return services.log_keys
+
+
+def email_events_of(services: Services) -> EventWriter:
+    """The email event writer of a worker process (``Internal`` anywhere else)."""
+    if not isinstance(services, WorkerServices):
+        raise Internal("the email event log is written by worker processes only")
+    return services.email_events

@@ -1,7 +1,4 @@
-"""``create_app(services)``: routes, middleware and error handlers in one place.
-
-Other HTTP concerns add routes through ``ROUTES``: each is ``add(app, services)``.
-"""
+"""``create_app(services)``: routes, middleware and error handlers in one place."""
 
 from __future__ import annotations
 
@@ -21,8 +18,6 @@ from ingress.resources.discovery import DiscoveryKeysResource
 from ingress.resources.health import HealthResource, ReadyResource
 from ingress.resources.metrics import MetricsResource
 from ingress.resources.openapi import OpenApiResource
-
-ROUTES: list[Callable[[falcon.App, Services], None]] = []
 
 
 def create_app(services: Services,
@@ -47,7 +42,5 @@ def create_app(services: Services,
     webhooks.add(app, services)
     auth_proxy.add(app, services)
     dashboard.add(app, services)
-    for add in ROUTES:
-        add(app, services)
     errors.register(app)
     return app

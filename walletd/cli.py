@@ -22,8 +22,9 @@ import signal
 import stat
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,58 @@ def private_data_dir(path: Path) -> None:
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
+    # Every file this process makes is its user's alone (the SQLite database and journals,
+    # the keyring, the static seal's key, the root API key); an older, wider data dir is
+    # narrowed. The process holds the root key: no core file, not dumpable.
+    os.umask(PRIVATE_UMASK)
+    harden_process()
+    private_data_dir(settings.data_dir)
+    up = start_up(settings)
+    try:
+        _wait_for_signal()
+    finally:
+        up.close()
+        _exit_quickly()
+    return 0
+
+
+@dataclass
+class Up:
+    """A running ``walletd up``: the worker-type services, the ingress's, the pools and loops
+    (``walletd.processes``) and the two HTTP servers, each served from a ``walletd-http``
+    thread with its own ``waitress-<n>`` threads."""
+
+    services: Services
+    ingress: Services
+    pools: Any
+    servers: tuple[Any, ...]
+    stop: threading.Event
+
+    def thread_names(self) -> Counter[str]:
+        """The threads this process must run, by name (``walletd.processes.thread_names``)."""
+        from walletd.processes import thread_names
+
+        names = thread_names(self.services, set(queues.ALL)) + thread_names(self.ingress)
+        names["walletd-http"] += len(self.servers)
+        for number in range(self.services.settings.http_threads):
+            names[f"waitress-{number}"] += len(self.servers)
+        return names
+
+    def close(self) -> None:
+        """Stop serving: the proxy, the loops, the API (requests in flight finish), the pools."""
+        settings = self.services.settings
+        httpd, proxyd = self.servers
+        proxyd.close()
+        self.stop.set()
+        httpd.close()  # no new connections; requests in flight finish on the server's threads
+        self.pools.stop(settings.shutdown_timeout_s * 1000)
+        for server in self.servers:
+            server.task_dispatcher.shutdown(timeout=settings.shutdown_timeout_s)
+
+
+def start_up(settings: Settings) -> Up:
+    """``walletd up`` started: migrated, composed, the root organization ensured, every thread
+    of the process started (``Up.thread_names`` lists them), the API and proxy serving."""
     from authproxy.app import create_app as create_proxy_app
     from infra.authproxy.keys import ProxyKey
     from infra.seal.wiring import seal_of, seal_statuses
@@ -162,12 +215,6 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from walletd import embedded_http
     from walletd.processes import declare_all, start_workers
 
-    # Every file this process makes is its user's alone (the SQLite database and journals,
-    # the keyring, the static seal's key, the root API key); an older, wider data dir is
-    # narrowed. The process holds the root key: no core file, not dumpable.
-    os.umask(PRIVATE_UMASK)
-    harden_process()
-    private_data_dir(settings.data_dir)
     migrate.upgrade(settings.effective_database_url)
     services = bootstrap(settings, "embedded")
     created = ensure_root(services.uow, services.settings)
@@ -176,11 +223,11 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
           flush=True)
     declare_all(services)
     stop = threading.Event()
-    worker = start_workers(services, set(queues.ALL), None, stop)
+    pools = start_workers(services, set(queues.ALL), None, stop)
     # The same process: the ingress is woken (and handed answers) by the pools' settles.
-    app = create_app(bootstrap(settings, "ingress", broker=services.broker,
-                               settlements=services.settlements),
-                     seal_statuses=lambda: seal_statuses(services))
+    ingress = bootstrap(settings, "ingress", broker=services.broker,
+                        settlements=services.settlements)
+    app = create_app(ingress, seal_statuses=lambda: seal_statuses(services))
     proxy_key = ProxyKey.load(settings, state=seal_of(services))
 
     httpd = embedded_http.server(app, settings.host, settings.port, settings.http_threads)
@@ -191,17 +238,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     print(f"dashboard: {settings.effective_base_url}/dashboard", flush=True)
     for server in (httpd, proxyd):
         threading.Thread(target=server.run, name="walletd-http", daemon=True).start()
-    try:
-        _wait_for_signal()
-    finally:
-        proxyd.close()
-        stop.set()
-        httpd.close()  # no new connections; requests in flight finish on the server's threads
-        worker.stop(settings.shutdown_timeout_s * 1000)
-        for server in (httpd, proxyd):
-            server.task_dispatcher.shutdown(timeout=settings.shutdown_timeout_s)
-        _exit_quickly()
-    return 0
+    return Up(services, ingress, pools, (httpd, proxyd), stop)
 
 
 def _http_config(cfg: Any, bind: str, args: argparse.Namespace, settings: Settings, *,
@@ -360,25 +397,20 @@ def _probe(services: Services, alive: Callable[[], bool],
 
 def _worker_process(settings: Settings, names: set[str], threads: int | None, sweep: bool,
                     probe: bool = False) -> None:
-    from walletd.processes import declare_all, start_workers
+    from walletd.processes import start_worker
 
     _configure_logging(settings)
     harden_process()  # a new program under spawn: dumpable again until this
-    services = bootstrap(settings, "worker", label=",".join(sorted(names)), queue_names=names,
-                         threads=threads)
-    declare_all(services)
-    stop = threading.Event()
-    worker = start_workers(services, names, threads, stop, sweep=sweep)
+    worker = start_worker(settings, names, threads, sweep=sweep)
     log.info("worker consuming %s", ", ".join(
-        f"{name} ({len(w.workers)} threads)" for name, w in worker.by_queue.items()))
-    server = _probe(services, worker.alive) if probe else None
+        f"{name} ({len(w.workers)} threads)" for name, w in worker.pools.by_queue.items()))
+    server = _probe(worker.services, worker.pools.alive) if probe else None
     try:
         _wait_for_signal()
     finally:
-        stop.set()
         # In-flight messages finish (then are acknowledged) within the shutdown timeout;
         # any still running then stay unacknowledged and the broker redelivers them.
-        worker.stop(settings.shutdown_timeout_s * 1000)
+        worker.close()
         if server is not None:
             server.shutdown()
         _exit_quickly()

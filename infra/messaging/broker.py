@@ -8,11 +8,12 @@ work before (or without) the actors being declared in this process.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Sequence
 
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import Middleware
+from dramatiq.middleware import Middleware, TimeLimit
 
 from infra.messaging import queues
 
@@ -31,7 +32,10 @@ def build_broker(url: str, middleware: Sequence[Middleware] = ()) -> dramatiq.Br
         broker = RedisBroker(url=url)
     elif url.startswith("memory://"):
         broker = StubBroker()
-        broker.emit_after("process_boot")
+        broker.emit_after("process_boot")  # starts dramatiq's time-limit thread: named here
+        for each in broker.middleware:
+            if isinstance(each, TimeLimit) and isinstance(each.manager, threading.Thread):
+                each.manager.name = "dramatiq-time-limit"
     else:
         raise ValueError(f"unsupported WALLETD_BROKER_URL {url!r} (amqp://, redis:// or memory://)")
     for each in middleware:

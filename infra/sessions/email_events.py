@@ -4,11 +4,13 @@ walletd is its own first hop: it knows that it handed a message to the relay (``
 relay's answer when it took it (``Delivery``, with the SMTP reply), a temporary refusal it
 retried (``DeliveryDelay``) and a permanent refusal (``Bounce``). It does not see what happens
 after the relay (a later bounce, a complaint): an operator who needs those reads their
-provider's logs. Events are written by one background writer per process, in their own
-transactions, once the activity that sent the mail has ended (its transaction holds the
-embedded database's write lock), so a refused email is logged even when its activity fails.
-A process killed before the writer ran loses those events: the log is an operational record,
-not a ledger.
+provider's logs. Events are written by one background writer per process
+(:class:`EventWriter`, built by ``infra.bootstrap`` for worker-type roles and held by their
+``WorkerServices``; its thread is started by the role's entry point, ``walletd.processes``),
+in their own transactions, once the activity that sent the mail has ended (its transaction
+holds the embedded database's write lock), so a refused email is logged even when its
+activity fails. A process killed before the writer ran loses those events: the log is an
+operational record, not a ledger.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from infra.clock import new_id, now
 from infra.db.models.email_events import EmailEvent
-from infra.services import Services
+from infra.db.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +45,22 @@ class Event:
     at: datetime = field(default_factory=now)
 
 
-class EventWriter:
-    """A queue and the daemon thread that writes it (one per process and database)."""
+#: Events queued and not yet written, at most (more are dropped, with a warning).
+QUEUED = 10_000
+#: How often an idle writer looks whether it should stop.
+IDLE_S = 0.5
 
-    def __init__(self, services: Services) -> None:
-        self._services = services
-        self._queue: queue.Queue[Event] = queue.Queue(maxsize=10_000)
-        self._thread = threading.Thread(target=self._run, name="walletd-email-events",
-                                        daemon=True)
-        self._thread.start()
+
+class EventWriter:
+    """A queue and the thread that writes it, one per process (``start`` starts the thread).
+
+    Args:
+        uow: Makes the unit of work each event is written in (``Services.uow``).
+    """
+
+    def __init__(self, uow: Callable[[], UnitOfWork]) -> None:
+        self._uow = uow
+        self._queue: queue.Queue[Event] = queue.Queue(maxsize=QUEUED)
 
     def put(self, event: Event) -> None:
         try:
@@ -58,11 +68,21 @@ class EventWriter:
         except queue.Full:
             log.warning("email event log is full; dropping a %s event", event.event_type)
 
-    def _run(self) -> None:
-        while True:
-            event = self._queue.get()
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Write queued events in a daemon thread until ``stop`` is set (what is queued then
+        is written first)."""
+        thread = threading.Thread(target=self._run, args=(stop,), name="walletd-email-events", daemon=True)
+        thread.start()
+        return thread
+
+    def _run(self, stop: threading.Event) -> None:
+        while not (stop.is_set() and self._queue.empty()):
             try:
-                with self._services.uow() as uow:
+                event = self._queue.get(timeout=IDLE_S)
+            except queue.Empty:
+                continue
+            try:
+                with self._uow() as uow:
                     uow.session.add(EmailEvent(
                         id=new_id(), organization_id=event.organization_id,
                         message_id=event.message_id, event_type=event.event_type,
@@ -71,19 +91,6 @@ class EventWriter:
                     uow.commit()
             except Exception:
                 log.exception("could not record a %s email event", event.event_type)
-
-
-_writers: dict[int, EventWriter] = {}
-_lock = threading.Lock()
-
-
-def writer(services: Services) -> EventWriter:
-    """The writer of ``services``' database in this process."""
-    key = id(services.engine)
-    with _lock:
-        if key not in _writers:
-            _writers[key] = EventWriter(services)
-        return _writers[key]
 
 
 def render(row: EmailEvent) -> dict[str, Any]:

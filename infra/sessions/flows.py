@@ -11,13 +11,13 @@ from infra.sessions import channels, delivery, email_events, otp
 from infra.sessions.delivery import EmailCustomization
 from infra.sessions.params import organizations_below
 from infra.sessions.redaction import reveal
-from infra.worker_services import service_keys
+from infra.worker_services import email_events_of, service_keys
 
 
 def email_event_sink(ctx: Any, organization_id: str,
                      message: delivery.Email) -> delivery.EmailEventSink:
     """Where :func:`delivery.send_email` reports what the SMTP hop saw (``list_email_events``)."""
-    log = email_events.writer(ctx.services)
+    log = email_events_of(ctx.services)
     sender = parseaddr(message.sender)[1]
 
     def sink(event_type: str, message_id: str, details: dict[str, Any]) -> None:
