@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from infra.access import ip_allowlist, issuance, origin, session_profiles
 from infra.errors import PermissionDenied
 from infra.identity.ancestry import organization_chain
+from infra.policy.variables import ResourceAction
 
 if TYPE_CHECKING:
     from infra.auth.principal import Principal
@@ -34,11 +35,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Submission:
-    """What a request asks, as its route parsed it: an activity type and its parameters
-    (:data:`QUERY` for every query)."""
+    """What a request asks, as its route parsed it: an activity type, its parameters and
+    what policies read as its ``activity.resource`` / ``action`` (the route's spec's;
+    :data:`QUERY` for every query)."""
 
     type: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    resource_action: ResourceAction | None = None
 
 
 #: Every query, whatever its body carries.
@@ -54,7 +57,8 @@ def authorize(session: Session, principal: Principal, request: Submission) -> No
     if not principal.session_profile_id:
         return
     profile = session_profiles.enforce(
-        session, principal, session_profiles.activity_of(request.type, request.parameters))
+        session, principal, session_profiles.activity_of(request.type, request.parameters,
+                                                        request.resource_action))
     assert profile is not None
     if request.type == QUERY.type or issuance.names(profile.scope, request.type):
         return

@@ -32,7 +32,12 @@ from infra.db.models.access import SessionProfile
 from infra.errors import InvalidRequest, NotFound, PermissionDenied
 from infra.identity.ancestry import organization_chain
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
-from infra.policy.variables import activity_variable, credential_variable, variables
+from infra.policy.variables import (
+    ResourceAction,
+    activity_variable,
+    credential_variable,
+    variables,
+)
 
 if TYPE_CHECKING:
     from infra.auth.principal import Principal
@@ -87,11 +92,13 @@ def profile_of(session: Session, profile_id: str) -> Profile | None:
     return found
 
 
-def activity_of(activity_type: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """``activity`` as a scope sees a submit of ``activity_type`` (``QUERY``: a query)."""
+def activity_of(activity_type: str, parameters: Mapping[str, Any],
+                resource_action: ResourceAction | None) -> dict[str, Any]:
+    """``activity`` as a scope sees a submit of ``activity_type`` (``QUERY``: a query), with
+    the ``resource_action`` its spec states."""
     if activity_type == QUERY:
         return dict(QUERY_ACTIVITY)
-    return activity_variable(activity_type, parameters)
+    return activity_variable(activity_type, parameters, resource_action)
 
 
 def enforce(session: Session, principal: Principal, activity: dict[str, Any]) -> Profile | None:

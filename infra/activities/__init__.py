@@ -11,6 +11,7 @@ import pkgutil
 from types import MappingProxyType
 
 from infra.activities.spec import ActivitySpec, Version
+from infra.policy.variables import ResourceAction
 
 _NOT_TYPES = {"spec", "lifecycle", "render", "common", "waiter"}
 
@@ -31,6 +32,12 @@ class Registry:
                 by_type[version.type] = (spec, version)
         self.by_path = MappingProxyType(by_path)
         self.by_type = MappingProxyType(by_type)
+
+    def resource_action(self, type_name: str) -> ResourceAction | None:
+        """What policies read as ``activity.resource`` / ``action`` of ``type_name``: its
+        spec's (``None``: a type without one, or not served)."""
+        found = self.by_type.get(type_name)
+        return found[0].resource_action if found is not None else None
 
     def all(self) -> list[ActivitySpec]:
         """Every registered spec, by path."""

@@ -77,7 +77,7 @@ SPEC = ActivitySpec(
     execute=execute,
     check=check,
     pool=queues.ACCOUNTS,
-    resource="USER",
-    action="UPDATE",
+    resource="MFA_POLICY",
+    action="CREATE",
     root_quorum_only=True,
 )

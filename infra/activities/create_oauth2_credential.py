@@ -53,6 +53,6 @@ SPEC = ActivitySpec(
                       "createOauth2CredentialIntent", "createOauth2CredentialResult"),),
     execute=execute,
     pool=queues.ACCOUNTS,
-    resource="CREDENTIAL",
+    resource="AUTH",  # language.mdx "Activity types by resource and action"
     action="CREATE",
 )

@@ -58,7 +58,7 @@ SPEC = ActivitySpec(
     execute=execute,
     check=check,
     pool=queues.ACCOUNTS,
-    resource="ORGANIZATION",
-    action="UPDATE",
+    resource="SESSION_PROFILE",
+    action="CREATE",
     root_quorum_only=True,
 )

@@ -38,7 +38,7 @@ SPEC = ActivitySpec(
     execute=execute,
     check=check,
     pool=queues.ACCOUNTS,
-    resource="USER",
-    action="UPDATE",
+    resource="MFA_POLICY",
+    action="DELETE",
     root_quorum_only=True,
 )

@@ -31,6 +31,6 @@ SPEC = ActivitySpec(
                       "deleteOauth2CredentialIntent", "deleteOauth2CredentialResult"),),
     execute=execute,
     pool=queues.ACCOUNTS,
-    resource="CREDENTIAL",
+    resource="AUTH",  # language.mdx "Activity types by resource and action"
     action="DELETE",
 )

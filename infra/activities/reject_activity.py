@@ -33,7 +33,8 @@ SPEC = ActivitySpec(
     execute=execute,
     check=check,
     pool=queues.CONSENSUS,
-    resource="ACTIVITY",
-    action="REJECT",
+    # Votes: the docs list no resource or action (policies name them by kind).
+    resource=None,
+    action=None,
     consensus_vote=True,
 )

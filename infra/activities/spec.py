@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
+from infra.policy.variables import ResourceAction
 from infra.wiremodel import WireModel
 
 if TYPE_CHECKING:
@@ -88,7 +89,11 @@ class ActivitySpec:
         versions: Accepted versioned types; the first is the current one.
         execute: ``execute(params, ctx) -> result body`` (runs in a worker).
         pool: The queue it executes on (``infra.messaging.queues``).
-        resource / action: The policy resource and action (PROTOCOL.md §8.3).
+        resource / action: What policies read as ``activity.resource`` / ``activity.action``
+            (PROTOCOL.md §8.3; values from the documented enums, checked here). The one
+            place they are stated: ``infra.policy.variables.activity_variable`` is given
+            :attr:`resource_action`. ``None`` for both only where the docs give the type
+            none (the votes): a policy reading them then evaluates to ``OUTCOME_ERROR``.
         check: Optional read-only check run by the ingress before storing (fast 4xx).
         parent_may_submit: A parent organization's credential may submit it for a
             sub-organization (email/OTP style activities).
@@ -102,13 +107,26 @@ class ActivitySpec:
     versions: tuple[Version, ...]
     execute: Handler
     pool: str
-    resource: str
-    action: str
+    resource: str | None
+    action: str | None
     check: Check | None = None
     parent_may_submit: bool = False
     root_quorum_only: bool = False
     consensus_vote: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.resource is None) != (self.action is None):
+            raise ValueError(f"activity {self.path!r}: resource and action are given together")
+        if self.resource is not None and self.action is not None:
+            ResourceAction(self.resource, self.action)  # refuses values the docs do not list
+
+    @property
+    def resource_action(self) -> ResourceAction | None:
+        """``activity.resource`` / ``activity.action`` as policies see them."""
+        if self.resource is None or self.action is None:
+            return None
+        return ResourceAction(self.resource, self.action)
 
     def version_for(self, type_name: str) -> Version | None:
         """The accepted version named ``type_name``, if any."""

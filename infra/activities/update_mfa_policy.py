@@ -79,7 +79,7 @@ SPEC = ActivitySpec(
     execute=execute,
     check=check,
     pool=queues.ACCOUNTS,
-    resource="USER",
+    resource="MFA_POLICY",
     action="UPDATE",
     root_quorum_only=True,
 )

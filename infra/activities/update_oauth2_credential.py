@@ -44,6 +44,6 @@ SPEC = ActivitySpec(
                       "updateOauth2CredentialIntent", "updateOauth2CredentialResult"),),
     execute=execute,
     pool=queues.ACCOUNTS,
-    resource="CREDENTIAL",
+    resource="AUTH",  # language.mdx "Activity types by resource and action"
     action="UPDATE",
 )

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from infra.activities import registry
 from infra.clock import as_utc, now
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization, User
@@ -87,7 +88,7 @@ def verdict(session: Session, activity_id: str, unsigned: dict[str, Any],
         credentials=credential_variables(session, live_votes),
         rejecters=rejecters(ballots),
         context=condition_context(session, activity.organization_id, activity.type, params),
-        now=now())
+        now=now(), resource_action=registry().resource_action(activity.type))
     policies = [engine.Policy(p.id, p.effect, p.condition, p.consensus, p.time_expression)
                 for p in org_policies(session, user.organization_id)]
     return engine.evaluate(policies, proposal, _root_quorum(session, user.organization_id,

@@ -260,6 +260,7 @@ def _judge(session: Session, ballot: ClaimedActivity,
         voter_entitled=spec.consensus_vote and _entitled_voter(session, activity, params, user.id),
         # Another user's credentials, contacts or MFA while they have MFA policies.
         root_quorum_only=mfa.needs_target_quorum(session, activity, user.id),
+        resource_action=spec.resource_action,
     )
     if engine.decided_before_policies(proposal, quorum):
         verdict = engine.evaluate([], proposal, quorum)

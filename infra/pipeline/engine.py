@@ -49,7 +49,12 @@ from typing import Any
 from infra.pipeline.gates import hard_denial
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
 from infra.policy.parser import InvalidPolicyExpression
-from infra.policy.variables import ROOT_QUORUM_KINDS, activity_kind, activity_variable
+from infra.policy.variables import (
+    ROOT_QUORUM_KINDS,
+    ResourceAction,
+    activity_kind,
+    activity_variable,
+)
 
 EXPLICIT_DENY_MESSAGE = "policy engine denied request explicitly"
 IMPLICIT_DENY_MESSAGE = "policy engine denied request implicitly"  # wording UNCONFIRMED
@@ -123,6 +128,10 @@ class Proposal:
     #: changes the credentials, contacts or MFA of another user who has MFA policies
     #: (``infra.pipeline.mfa.needs_target_quorum``).
     root_quorum_only: bool = False
+    #: ``activity.resource`` / ``action``: what the type's spec states
+    #: (``Registry.resource_action``); required, so no proposal misses what DENY policies on
+    #: a resource would match.
+    resource_action: ResourceAction | None = field(kw_only=True)
 
     @property
     def kind(self) -> str:
@@ -276,7 +285,8 @@ def evaluate_policy(policy: Policy, env: Mapping[str, Any]) -> PolicyOutcome:
 def variables_for(proposal: Proposal) -> dict[str, Any]:
     """The variables mapping for ``proposal`` (context first, so core keywords win)."""
     env: dict[str, Any] = dict(proposal.context)
-    env["activity"] = activity_variable(proposal.activity_type, proposal.parameters)
+    env["activity"] = activity_variable(proposal.activity_type, proposal.parameters,
+                                        proposal.resource_action)
     env["approvers"] = list(proposal.approvers)
     env["credentials"] = list(proposal.credentials)
     env["time"] = {"now": proposal.now}

@@ -46,6 +46,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from infra.access import changes
+from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import as_utc
 from infra.clock import now as clock_now
@@ -226,7 +227,8 @@ def matching(session: Session, user: User, activity: Activity,
     policies = policies_of(session, user.organization_id, user.id)
     if not policies:
         return None
-    env = variables(activity=activity_variable(activity.type, _params(activity)),
+    env = variables(activity=activity_variable(activity.type, _params(activity),
+                                               registry().resource_action(activity.type)),
                     now=moment or clock_now())
     for policy in policies:
         try:

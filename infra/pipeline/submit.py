@@ -145,7 +145,8 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
         principal = authenticate(session, headers, body, envelope.organization_id, moment,
                                  stamps=services.stamps, resolve_sub_organizations=login)
         # Authorization (docs/ACCESS.md): of the route's activity, as the envelope says.
-        authorize(session, principal, Submission(envelope.type, envelope.parameters))
+        authorize(session, principal,
+                  Submission(envelope.type, envelope.parameters, spec.resource_action))
         if login and principal.organization_id != envelope.organization_id and \
                 envelope.organization_id in organization_chain(session, principal.organization_id):
             # A login addressed to a parent lands in the user's sub-organization (PROTOCOL.md §6).

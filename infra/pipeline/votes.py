@@ -237,7 +237,7 @@ def _named_by_consensus(
     approvers = approver_variables(session, live)
     credentials = credential_variables(session, live_votes)
     params: dict[str, Any] = next(iter(target.intent.values()), {}) if target.intent else {}
-    activity = activity_variable(target.type, params)
+    activity = activity_variable(target.type, params, registry().resource_action(target.type))
     without = variables(activity=activity, approvers=approvers, credentials=credentials,
                         now=moment)
     with_me = variables(activity=activity, approvers=[*approvers, *me],

@@ -80,6 +80,7 @@ def what_if(session: Session, activity: Activity, spec: ActivitySpec, draft: eng
                   if gating_feature(activity.type, params) else {}),
         voter_entitled=bool(spec.consensus_vote and user is not None
                             and _entitled_voter(session, activity, params, user.id)),
+        resource_action=spec.resource_action,
     )
     quorum = _root_quorum(ballot, governing)
     policies = [engine.Policy(p.id, p.effect, p.condition, p.consensus, p.time_expression)

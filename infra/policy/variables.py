@@ -1,7 +1,8 @@
 """Build the variables policies are evaluated against (PROTOCOL.md §8.3).
 
 ``activity`` is derived here from the wire type and parameters: ``kind`` is the
-version-agnostic name, ``resource``/``action`` come from the documented table, and ``params``
+version-agnostic name, ``resource``/``action`` are what the type's spec states
+(:class:`ResourceAction`, values from the documented enums), and ``params``
 exposes only the allow-listed request fields, renamed to snake_case. The other variables
 (``approvers``, ``credentials``, ``wallet``, ``wallets``, ``wallet_account``, ``private_key``,
 ``secrets``,
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 TYPE_PREFIX = "ACTIVITY_TYPE_"
 _VERSION_SUFFIX = re.compile(r"_V\d+$")
@@ -27,71 +29,43 @@ ROOT_QUORUM_KINDS = frozenset(
      "CREATE_SESSION_PROFILE", "CREATE_MFA_POLICY", "UPDATE_MFA_POLICY", "DELETE_MFA_POLICY"}
 )  # fmt: skip
 
-_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
-    ("ORGANIZATION", "CREATE"): ("CREATE_SUB_ORGANIZATION",),
-    ("ORGANIZATION", "DELETE"): ("DELETE_ORGANIZATION", "DELETE_SUB_ORGANIZATION"),
-    ("INVITATION", "CREATE"): ("CREATE_INVITATIONS",),
-    ("INVITATION", "DELETE"): ("DELETE_INVITATION",),
-    ("POLICY", "CREATE"): ("CREATE_POLICY", "CREATE_POLICIES"),
-    ("POLICY", "UPDATE"): ("UPDATE_POLICY",),
-    ("POLICY", "DELETE"): ("DELETE_POLICY", "DELETE_POLICIES"),
-    ("SMART_CONTRACT_INTERFACE", "CREATE"): ("CREATE_SMART_CONTRACT_INTERFACE",),
-    ("SMART_CONTRACT_INTERFACE", "DELETE"): ("DELETE_SMART_CONTRACT_INTERFACE",),
-    ("WALLET", "CREATE"): ("CREATE_WALLET", "CREATE_WALLET_ACCOUNTS"),
-    ("WALLET", "EXPORT"): ("EXPORT_WALLET", "EXPORT_WALLET_ACCOUNT"),
-    ("WALLET", "IMPORT"): ("INIT_IMPORT_WALLET", "IMPORT_WALLET"),
-    ("WALLET", "DELETE"): ("DELETE_WALLETS", "DELETE_WALLET_ACCOUNTS"),
-    ("WALLET", "UPDATE"): ("UPDATE_WALLET",),
-    ("PRIVATE_KEY", "CREATE"): ("CREATE_PRIVATE_KEYS", "CREATE_PRIVATE_KEY_TAG"),
-    ("PRIVATE_KEY", "UPDATE"): ("UPDATE_PRIVATE_KEY_TAG",),
-    ("PRIVATE_KEY", "DELETE"): (
-        "DISABLE_PRIVATE_KEY", "DELETE_PRIVATE_KEY_TAGS", "DELETE_PRIVATE_KEYS",
-    ),
-    ("PRIVATE_KEY", "EXPORT"): ("EXPORT_PRIVATE_KEY",),
-    ("PRIVATE_KEY", "IMPORT"): ("INIT_IMPORT_PRIVATE_KEY", "IMPORT_PRIVATE_KEY"),
-    ("PRIVATE_KEY", "SIGN"): (
-        "SIGN_RAW_PAYLOAD", "SIGN_RAW_PAYLOADS", "SIGN_TRANSACTION", "ETH_SEND_TRANSACTION",
-        "SOL_SEND_TRANSACTION",
-    ),
-    ("USER", "CREATE"): ("CREATE_USERS", "CREATE_USER_TAG", "CREATE_API_ONLY_USERS"),
-    ("USER", "UPDATE"): (
-        "UPDATE_USER", "UPDATE_USER_NAME", "UPDATE_USER_EMAIL", "UPDATE_USER_PHONE_NUMBER",
-        "UPDATE_USER_TAG",
-    ),
-    ("USER", "DELETE"): ("DELETE_USERS", "DELETE_USER_TAGS"),
-    ("CREDENTIAL", "CREATE"): (
-        "CREATE_API_KEYS", "CREATE_AUTHENTICATORS", "CREATE_OAUTH_PROVIDERS",
-    ),
-    ("CREDENTIAL", "DELETE"): ("DELETE_API_KEYS", "DELETE_AUTHENTICATORS",
-                               "DELETE_OAUTH_PROVIDERS"),
-    ("PAYMENT_METHOD", "UPDATE"): ("SET_PAYMENT_METHOD",),
-    ("PAYMENT_METHOD", "DELETE"): ("DELETE_PAYMENT_METHOD",),
-    ("SUBSCRIPTION", "CREATE"): ("ACTIVATE_BILLING_TIER",),
-    ("CONFIG", "UPDATE"): ("UPDATE_ALLOWED_ORIGINS",),
-    ("RECOVERY", "CREATE"): ("INIT_USER_EMAIL_RECOVERY",),
-    ("AUTH", "CREATE"): (
-        "EMAIL_AUTH", "INIT_OTP_AUTH", "OTP_AUTH", "OAUTH", "OAUTH_LOGIN", "OTP_LOGIN",
-        "STAMP_LOGIN", "CREATE_READ_WRITE_SESSION", "CREATE_OAUTH2_CREDENTIAL",
-        "OAUTH2_AUTHENTICATE",
-    ),
-    ("AUTH", "UPDATE"): ("UPDATE_OAUTH2_CREDENTIAL",),
-    ("AUTH", "DELETE"): ("DELETE_OAUTH2_CREDENTIAL",),
-    ("OTP", "CREATE"): ("INIT_OTP",),
-    ("OTP", "VERIFY"): ("VERIFY_OTP",),
-    ("AUTH_PROXY", "CREATE"): ("ENABLE_AUTH_PROXY",),
-    ("AUTH_PROXY", "DELETE"): ("DISABLE_AUTH_PROXY",),
-    ("AUTH_PROXY", "UPDATE"): ("UPDATE_AUTH_PROXY_CONFIG",),
-    ("SECRET", "IMPORT"): ("INIT_IMPORT_SECRETS", "IMPORT_SECRETS"),
-    ("SECRET", "EXPORT"): ("EXPORT_SECRETS",),
-    ("WEBHOOK_ENDPOINT", "CREATE"): ("CREATE_WEBHOOK_ENDPOINT",),
-    ("WEBHOOK_ENDPOINT", "UPDATE"): ("UPDATE_WEBHOOK_ENDPOINT",),
-    ("WEBHOOK_ENDPOINT", "DELETE"): ("DELETE_WEBHOOK_ENDPOINT",),
-}  # fmt: skip
+#: ``activity.resource`` values the docs list (Turnkey docs, features/policies/language.mdx
+#: "Activity resources and actions").
+RESOURCES: Final = frozenset({
+    "AUTH", "AUTH_PROXY", "CONFIG", "CREDENTIAL", "FIAT_TRANSACTION", "INVITATION", "MFA_POLICY",
+    "ON_RAMP_CREDENTIALS", "ORGANIZATION", "OTP", "PAYMENT_METHOD", "POLICY", "PRIVATE_KEY",
+    "RECOVERY", "SESSION_PROFILE", "SMART_CONTRACT_INTERFACE", "SPONSORSHIP", "SUBSCRIPTION",
+    "TVC_APP", "TVC_DEPLOYMENT", "TVC_OPERATOR", "TVC_QUORUM_KEY", "USER", "WALLET",
+    "WEBHOOK_ENDPOINT",
+    # Turnkey's secrets (features/secrets.mdx) are newer than that list; their activities are
+    # SECRET / IMPORT|EXPORT here (docs/SECRETS.md).
+    "SECRET",
+})  # fmt: skip
+#: ``activity.action`` values the docs list.
+ACTIONS: Final = frozenset(
+    {"CREATE", "UPDATE", "DELETE", "SIGN", "EXPORT", "IMPORT", "VERIFY", "ENCRYPT"}
+)
 
-# kind -> (resource, action), from the docs' "Activity types by resource and action" table.
-RESOURCE_ACTION: dict[str, tuple[str, str]] = {
-    kind: pair for pair, kinds in _TABLE.items() for kind in kinds
-}
+
+@dataclass(frozen=True)
+class ResourceAction:
+    """What ``activity.resource`` / ``activity.action`` say of an activity type.
+
+    The activity's spec is the one place that states it (``ActivitySpec.resource`` /
+    ``action``); a value outside the documented enums is refused when the spec is declared.
+    """
+
+    resource: str
+    action: str
+
+    def __post_init__(self) -> None:
+        if self.resource not in RESOURCES:
+            raise ValueError(f"activity.resource {self.resource!r} is not one the docs list: "
+                             f"use one of {sorted(RESOURCES)}")
+        if self.action not in ACTIONS:
+            raise ValueError(f"activity.action {self.action!r} is not one the docs list: "
+                             f"use one of {sorted(ACTIONS)}")
+
 
 _HASH_AND_ENCODING = (("hashFunction", "hash_function", None), ("encoding", "encoding", None))
 _TARGET_KEY = (("targetPublicKey", "target_public_key", None),)
@@ -145,12 +119,14 @@ def activity_params(activity_type: str, parameters: Mapping[str, Any]) -> dict[s
     return exposed
 
 
-def activity_variable(activity_type: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+def activity_variable(activity_type: str, parameters: Mapping[str, Any],
+                      resource_action: ResourceAction | None) -> dict[str, Any]:
     """``activity{type, kind, resource, action, params}`` for one activity.
 
+    ``resource_action`` is what the type's spec states (``ActivitySpec.resource_action``).
     Root-quorum types get no kind/resource/action (they are not policy-governed), and types
-    outside the documented table get no resource/action, so a policy reading those fields
-    evaluates to ``OUTCOME_ERROR`` rather than matching by accident.
+    without one (votes) get no resource/action, so a policy reading those fields evaluates
+    to ``OUTCOME_ERROR`` rather than matching by accident.
     """
     kind = activity_kind(activity_type)
     variable: dict[str, Any] = {
@@ -160,8 +136,9 @@ def activity_variable(activity_type: str, parameters: Mapping[str, Any]) -> dict
     if kind in ROOT_QUORUM_KINDS:
         return variable
     variable["kind"] = kind
-    if kind in RESOURCE_ACTION:
-        variable["resource"], variable["action"] = RESOURCE_ACTION[kind]
+    if resource_action is not None:
+        variable["resource"] = resource_action.resource
+        variable["action"] = resource_action.action
     return variable
 
 

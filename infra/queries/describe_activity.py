@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.activities import registry
 from infra.db.models.activities import Activity
 from infra.errors import NotFound
 from infra.pipeline.conditions import condition_context
@@ -54,7 +55,8 @@ def run(params: Params, ctx: QueryContext) -> dict[str, Any]:
     activity = find_activity(ctx, params.organization_id, params.activity_id)
     intent: dict[str, Any] = next(iter(activity.intent.values()), {}) if activity.intent else {}
     variables = condition_context(ctx.session, activity.organization_id, activity.type, intent)
-    variables["activity"] = activity_variable(activity.type, intent)
+    variables["activity"] = activity_variable(activity.type, intent,
+                                              registry().resource_action(activity.type))
     return {"activityId": activity.id, "type": activity.type,
             "variables": wire_safe(variables)}
 

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from infra.access import issuance
 from infra.access.guard import QUERY, Submission, authorize
+from infra.activities import registry
 from infra.auth.principal import Principal
 from infra.clock import new_id
 from infra.db.models.access import SessionProfile
@@ -23,6 +24,11 @@ from infra.errors import FailedPrecondition, PermissionDenied
 from tests.support.sqlite import sqlite_session
 
 NO_EXPORTS = "activity.action != 'EXPORT'"
+
+
+def submission(activity_type: str, parameters: dict[str, str] | None = None) -> Submission:
+    """A submit of ``activity_type`` as its route hands it to ``authorize``."""
+    return Submission(activity_type, parameters or {}, registry().resource_action(activity_type))
 P256 = "SIGNATURE_SCHEME_TK_API_P256"
 
 
@@ -103,7 +109,7 @@ def test_update_user_is_unfollowed_only_with_a_contact() -> None:
 def test_a_query_is_judged_as_a_query_whatever_it_would_claim(world: World) -> None:
     session_key = world.key(profile=world.profile("activity.resource == 'WALLET'"))
     principal = world.principal(session_key)
-    authorize(world.session, principal, Submission("ACTIVITY_TYPE_CREATE_WALLET", {}))
+    authorize(world.session, principal, submission("ACTIVITY_TYPE_CREATE_WALLET", {}))
     with pytest.raises(PermissionDenied, match="outside the scope of session profile"):
         authorize(world.session, principal, QUERY)
 
@@ -111,16 +117,16 @@ def test_a_query_is_judged_as_a_query_whatever_it_would_claim(world: World) -> N
 def test_unfollowed_activities_need_the_scope_to_name_them(world: World) -> None:
     denied = world.principal(world.key(profile=world.profile(NO_EXPORTS)))
     with pytest.raises(PermissionDenied) as caught:
-        authorize(world.session, denied, Submission("ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2"))
+        authorize(world.session, denied, submission("ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2"))
     assert "may do only when its scope names 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2'" in \
         caught.value.message
-    authorize(world.session, denied, Submission("ACTIVITY_TYPE_CREATE_WALLET"))
+    authorize(world.session, denied, submission("ACTIVITY_TYPE_CREATE_WALLET"))
     naming = world.principal(world.key(profile=world.profile(
         "activity.type == 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2'")))
-    authorize(world.session, naming, Submission("ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2"))
+    authorize(world.session, naming, submission("ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2"))
     # An unprofiled credential is not concerned.
     authorize(world.session, world.principal(world.key()),
-              Submission("ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2"))
+              submission("ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2"))
 
 
 def test_a_login_naming_another_profile_is_refused_unless_named(world: World) -> None:
@@ -129,9 +135,9 @@ def test_a_login_naming_another_profile_is_refused_unless_named(world: World) ->
     other = world.profile("true")
     login = "ACTIVITY_TYPE_STAMP_LOGIN"
     with pytest.raises(PermissionDenied, match="names another session profile"):
-        authorize(world.session, principal, Submission(login, {"sessionProfileId": other.id}))
-    authorize(world.session, principal, Submission(login, {"sessionProfileId": profile.id}))
-    authorize(world.session, principal, Submission(login, {}))
+        authorize(world.session, principal, submission(login, {"sessionProfileId": other.id}))
+    authorize(world.session, principal, submission(login, {"sessionProfileId": profile.id}))
+    authorize(world.session, principal, submission(login, {}))
 
 
 def test_a_grant_inherits_the_issuers_profile_bound_and_lineage(world: World) -> None:

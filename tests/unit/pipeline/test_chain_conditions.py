@@ -23,6 +23,7 @@ from solders.system_program import TransferParams, transfer
 from solders.transaction import VersionedTransaction
 from sqlalchemy.orm import Session
 
+from infra.activities import registry
 from infra.crypto.addresses import AddressFormat, Curve, derive_address
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import Wallet, WalletAccount
@@ -103,7 +104,8 @@ CASES: list[tuple[str, str, str, str]] = [
 
 def _decide(session: Session, params: dict[str, Any], condition: str) -> Outcome:
     proposal = Proposal(SIGN_TX, params, "alice", [user_variable("alice")],
-                        context=condition_context(session, "org", SIGN_TX, params))
+                        context=condition_context(session, "org", SIGN_TX, params),
+                        resource_action=registry().resource_action(SIGN_TX))
     decision = evaluate([Policy("p", "EFFECT_ALLOW", condition)], proposal,
                         RootQuorum(1, frozenset({"root"})))
     return decision.outcome

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from infra.activities import registry
 from infra.pipeline.engine import (
     Outcome,
     Policy,
@@ -26,7 +27,8 @@ from infra.policy.variables import user_variable
 
 ALICE = user_variable("alice", tags=["ops"])
 SIGN = "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2"
-ENV = variables_for(Proposal(SIGN, {"signWith": "0xabc"}, "alice", [ALICE]))
+ENV = variables_for(Proposal(SIGN, {"signWith": "0xabc"}, "alice", [ALICE],
+                             resource_action=registry().resource_action(SIGN)))
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +73,8 @@ def test_every_field_is_part_of_the_key(changed: Policy, expected: Outcome) -> N
 def test_the_same_text_in_two_policies_reports_each_policy_id() -> None:
     text = "activity.kind == 'SIGN_RAW_PAYLOAD'"
     decision = evaluate([Policy("a", "EFFECT_ALLOW", text), Policy("b", "EFFECT_DENY", text)],
-                        Proposal(SIGN, {}, "alice", [ALICE]))
+                        Proposal(SIGN, {}, "alice", [ALICE],
+                                 resource_action=registry().resource_action(SIGN)))
     assert [(o.policy_id, o.outcome) for o in decision.policy_outcomes] == [
         ("a", Outcome.ALLOW), ("b", Outcome.DENY_EXPLICIT)]
     assert decision.outcome is Outcome.DENY_EXPLICIT

@@ -19,6 +19,7 @@ from eth_abi import encode
 from eth_account import Account
 from sqlalchemy.orm import Session
 
+from infra.activities import registry
 from infra.db.models.identity import SmartContractInterface
 from infra.db.models.organizations import Organization
 from infra.db.models.wallets import PrivateKey, PrivateKeyAddress, Wallet, WalletAccount
@@ -247,7 +248,8 @@ def test_policies_over_variables_from_rows(
 ) -> None:
     params = _sign_tx(sign_with, data=data)
     proposal = Proposal(SIGN_TX, params, "alice", [user_variable("alice")],
-                        context=condition_context(session, "org", SIGN_TX, params))
+                        context=condition_context(session, "org", SIGN_TX, params),
+                        resource_action=registry().resource_action(SIGN_TX))
     decision = evaluate([Policy("p", "EFFECT_ALLOW", condition)], proposal,
                         RootQuorum(1, frozenset({"root"})))
     assert decision.outcome is expected, decision.policy_outcomes

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from infra.activities import registry
 from infra.pipeline.engine import (
     EXPLICIT_DENY_MESSAGE,
     IMPLICIT_DENY_MESSAGE,
@@ -107,6 +108,7 @@ class Row:
             NOON_TUESDAY,
             self.features,
             self.voter_entitled,
+            resource_action=registry().resource_action(self.activity_type),
         )
 
 
@@ -553,7 +555,9 @@ PAIRS = [
     ("WALLET", "EXPORT", ("EXPORT_WALLET", "EXPORT_WALLET_ACCOUNT")),
     ("PRIVATE_KEY", "SIGN", ("SIGN_RAW_PAYLOAD_V2", "SIGN_RAW_PAYLOADS", "SIGN_TRANSACTION_V2",
                              "ETH_SEND_TRANSACTION", "SOL_SEND_TRANSACTION")),
-    ("USER", "CREATE", ("CREATE_USERS_V4", "CREATE_USER_TAG", "CREATE_API_ONLY_USERS")),
+    # (CREATE_API_ONLY_USERS is not served: the specs are the table, tests/unit/policy/
+    # test_policy_table.py.)
+    ("USER", "CREATE", ("CREATE_USERS_V4", "CREATE_USER_TAG")),
     ("CREDENTIAL", "CREATE", ("CREATE_API_KEYS_V2", "CREATE_AUTHENTICATORS_V2",
                               "CREATE_OAUTH_PROVIDERS_V2")),
     ("AUTH", "CREATE", ("EMAIL_AUTH_V3", "INIT_OTP_AUTH_V3", "OTP_AUTH", "OAUTH", "OAUTH_LOGIN",
@@ -581,7 +585,8 @@ def test_engine_table(row: Row) -> None:
 
 def test_every_policy_gets_an_outcome_in_order() -> None:
     policies = [ANY_SIGN, deny("false", pid="d1"), allow("wallet.id == 'x'", pid="e1")]
-    decision = evaluate(policies, Proposal(SIGN_TX, {}, "alice", [ALICE]), None)
+    decision = evaluate(policies, Proposal(SIGN_TX, {}, "alice", [ALICE],
+                                           resource_action=registry().resource_action(SIGN_TX)), None)
     assert [(o.policy_id, o.outcome) for o in decision.policy_outcomes] == [
         ("p", Outcome.ALLOW), ("d1", Outcome.DENY_IMPLICIT), ("e1", Outcome.ERROR),
     ]  # fmt: skip
@@ -589,8 +594,10 @@ def test_every_policy_gets_an_outcome_in_order() -> None:
 
 
 def test_denials_carry_the_wire_messages() -> None:
-    explicit = evaluate([deny("true")], Proposal(SIGN_TX, {}, "alice", [ALICE]))
-    implicit = evaluate([], Proposal(SIGN_TX, {}, "alice", [ALICE]))
+    explicit = evaluate([deny("true")], Proposal(SIGN_TX, {}, "alice", [ALICE],
+                                                 resource_action=registry().resource_action(SIGN_TX)))
+    implicit = evaluate([], Proposal(SIGN_TX, {}, "alice", [ALICE],
+                                     resource_action=registry().resource_action(SIGN_TX)))
     assert explicit.denied and explicit.message == EXPLICIT_DENY_MESSAGE
     assert implicit.denied and implicit.message == IMPLICIT_DENY_MESSAGE
     assert not explicit.allowed and not implicit.needs_consensus
@@ -598,7 +605,8 @@ def test_denials_carry_the_wire_messages() -> None:
 
 def test_feature_gate_reason_names_the_feature() -> None:
     proposal = Proposal("ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", {}, "root1", [ROOT1],
-                        features={"FEATURE_NAME_EMAIL_RECOVERY": "0"})
+                        features={"FEATURE_NAME_EMAIL_RECOVERY": "0"},
+                        resource_action=registry().resource_action("ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY"))
     decision = evaluate([], proposal, QUORUM_1)
     assert decision.reason == "FEATURE_NAME_EMAIL_RECOVERY is disabled for this organization"
 
@@ -606,7 +614,8 @@ def test_feature_gate_reason_names_the_feature() -> None:
 def test_hard_denial_reason_is_reported() -> None:
     decision = evaluate(
         [],
-        Proposal("ACTIVITY_TYPE_IMPORT_PRIVATE_KEY", {"userId": "x"}, "alice", [ALICE]),
+        Proposal("ACTIVITY_TYPE_IMPORT_PRIVATE_KEY", {"userId": "x"}, "alice", [ALICE],
+                 resource_action=registry().resource_action("ACTIVITY_TYPE_IMPORT_PRIVATE_KEY")),
         QUORUM_1,
     )
     assert decision.outcome is Outcome.DENY_EXPLICIT
@@ -615,14 +624,16 @@ def test_hard_denial_reason_is_reported() -> None:
 
 def test_each_vote_reevaluates_with_the_enlarged_approvers() -> None:
     outcomes = [
-        evaluate([TWO_OPS], Proposal("ACTIVITY_TYPE_CREATE_POLICY_V3", {}, "alice", voters)).outcome
+        evaluate([TWO_OPS], Proposal("ACTIVITY_TYPE_CREATE_POLICY_V3", {}, "alice", voters,
+                                     resource_action=registry().resource_action("ACTIVITY_TYPE_CREATE_POLICY_V3"))).outcome
         for voters in ([ALICE], [ALICE, CAROL], [ALICE, CAROL, BOB])
     ]
     assert outcomes == [Outcome.REQUIRES_CONSENSUS, Outcome.REQUIRES_CONSENSUS, Outcome.ALLOW]
 
 
 def test_variables_for_builds_the_documented_activity_variable() -> None:
-    env = variables_for(Proposal(SIGN_TX, ETH_PARAMS, "alice", [ALICE], now=NOON_TUESDAY))
+    env = variables_for(Proposal(SIGN_TX, ETH_PARAMS, "alice", [ALICE], now=NOON_TUESDAY,
+                                 resource_action=registry().resource_action(SIGN_TX)))
     assert env["activity"] == {
         "type": SIGN_TX, "kind": "SIGN_TRANSACTION", "resource": "PRIVATE_KEY",
         "action": "SIGN", "params": {"type": "TRANSACTION_TYPE_ETHEREUM"},
@@ -633,5 +644,6 @@ def test_variables_for_builds_the_documented_activity_variable() -> None:
 
 def test_evaluate_policy_does_not_short_circuit_condition_and_consensus() -> None:
     policy = allow("false", "approvers[5].id == 'x'")
-    outcome = evaluate_policy(policy, variables_for(Proposal(SIGN_TX, {}, "a", [ALICE])))
+    outcome = evaluate_policy(policy, variables_for(Proposal(SIGN_TX, {}, "a", [ALICE],
+                                                             resource_action=registry().resource_action(SIGN_TX))))
     assert outcome.outcome is Outcome.ERROR

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from infra.activities import registry
 from infra.pipeline import engine, mfa
 from infra.pipeline.mfa import Method, guarded_targets, refusal
 
@@ -81,7 +82,8 @@ def test_an_attested_factor_counts_from_when_the_user_proved_it(kind: str) -> No
 def _proposal(kind: str, flagged: bool, approvers: tuple[str, ...] = ("helpdesk",)) -> engine.Proposal:
     return engine.Proposal(activity_type=kind, parameters={"userId": "victim"},
                            requester_id="helpdesk", root_quorum_only=flagged,
-                           approvers=[{"id": a} for a in approvers])
+                           approvers=[{"id": a} for a in approvers],
+                           resource_action=registry().resource_action(kind))
 
 
 def test_another_users_credentials_are_for_the_root_quorum_only() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.activities import registry
 from infra.pipeline.engine import Proposal, evaluate
 from infra.policy.variables import user_variable
 
@@ -21,7 +22,8 @@ BOB = user_variable("bob")
 ])
 def test_own_sessions_are_allowed_by_default(activity_type: str, parameters: dict[str, str],
                                              allowed: bool) -> None:
-    decision = evaluate([], Proposal(activity_type, parameters, "bob", [BOB]))
+    decision = evaluate([], Proposal(activity_type, parameters, "bob", [BOB],
+                                     resource_action=registry().resource_action(activity_type)))
     assert decision.allowed is allowed
     if allowed:
         assert decision.reason == "default: users may log themselves in"
