@@ -22,7 +22,7 @@ from sqlalchemy import select
 from infra.clock import as_utc, now
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.messaging import queues
-from notifier import actors, sweeper
+from notifier import health, sweeper
 from notifier.actors import declare, deliver_webhook
 from notifier.dispatch import in_flight_cap
 from tests.support import services
@@ -155,7 +155,7 @@ def test_health_is_written_when_it_changes_not_per_attempt(
     attempt(Reply(200))
     assert failing_since() is None
     # Failures with no success for longer than the quiet time mark it failing, once.
-    monkeypatch.setattr(actors, "HEALTH_QUIET_S", 0.0)
+    monkeypatch.setattr(health, "HEALTH_QUIET_S", 0.0)
     attempt(Reply(503))
     first = failing_since()
     assert first is not None
