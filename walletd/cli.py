@@ -40,23 +40,16 @@ from infra.settings import Settings
 
 log = logging.getLogger("walletd")
 
-#: Extra subcommands: ``name -> (configure(subparser), run(args, settings) -> int)``.
-EXTRA_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
-                                Callable[[argparse.Namespace, Settings], int]]] = {}
+Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace, Settings], int]]
 
 
-def _register_extra_commands() -> None:
+def extra_commands() -> dict[str, Command]:
+    """Subcommands of their own modules: ``name -> (configure(subparser), run(args, settings))``."""
     from walletd import audit, dashboard, health, keys, operator, webhooks
 
-    EXTRA_COMMANDS.setdefault("audit", audit.COMMAND)
-    EXTRA_COMMANDS.setdefault("operator", operator.COMMAND)
-    EXTRA_COMMANDS.setdefault("dashboard-link", dashboard.COMMAND)
-    EXTRA_COMMANDS.setdefault("health", health.COMMAND)
-    EXTRA_COMMANDS.setdefault("keys", keys.COMMAND)
-    EXTRA_COMMANDS.setdefault("webhooks", webhooks.COMMAND)
-
-
-_register_extra_commands()
+    return {"audit": audit.COMMAND, "operator": operator.COMMAND,
+            "dashboard-link": dashboard.COMMAND, "health": health.COMMAND, "keys": keys.COMMAND,
+            "webhooks": webhooks.COMMAND}
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -460,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     boot = sub.add_parser("bootstrap", help="create the root organization if none exists")
     boot.add_argument("--data-dir")
     boot.set_defaults(run=cmd_bootstrap)
-    for name, (configure, run) in EXTRA_COMMANDS.items():
+    for name, (configure, run) in extra_commands().items():
         extra = sub.add_parser(name)
         configure(extra)
         extra.set_defaults(run=run)
