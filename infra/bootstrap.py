@@ -43,8 +43,7 @@ from typing import Final
 import dramatiq
 from sqlalchemy.exc import SQLAlchemyError
 
-from infra.access import changes as access_changes
-from infra.access import ip_allowlist
+from infra.access import ip_allowlist, session_profiles
 from infra.audit import boots
 from infra.audit import leaves as audit_leaves
 from infra.audit.log_key import LogKeys
@@ -195,10 +194,10 @@ def bootstrap(settings: Settings, role: Role, *, broker: dramatiq.Broker | None 
         # forgotten on the database's announcements (infra.db.announced)
         principal.KEYS.attach(announcer)
         store.TARGETS.attach(announcer)
-    # IP allow-lists and MFA policies, remembered per process while their changes are
-    # announced (PostgreSQL NOTIFY; on SQLite, one process, after the changing commit).
-    access_changes.watch([ip_allowlist.CACHE, mfa.CACHE],
-                         services.listener if role != "cli" else None, engine.dialect.name)
+        # the access controls, the same way (infra.access.changes)
+        ip_allowlist.CACHE.attach(announcer)
+        mfa.CACHE.attach(announcer)
+        session_profiles.PROFILES.attach(announcer)
     if role in ("ingress", "embedded"):
         _ = services.waiter  # subscribed from the start, not at the first request
     return services

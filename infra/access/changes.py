@@ -1,88 +1,50 @@
-"""Per-process knowledge of access controls, forgotten whenever they change.
+"""Per-process knowledge of access controls, forgotten when the database announces a change.
 
-Allow-lists and MFA policies are read on every authenticated request / every execution, and
-almost every organization has none, so what was read is remembered per organization. It is
-trusted only while changes are sure to reach this process:
+Allow-lists, MFA policies and session profiles are read on every authenticated request /
+every execution, and almost every organization has none, so what was read is remembered per
+process. They are caches like the API key behind a stamp (``infra.db.announced``): the
+database itself tells them to forget, whatever wrote the change (an activity, another
+process, a plain SQL ``UPDATE``):
 
-* PostgreSQL: a trigger announces every write to ``ip_allowlists`` and ``mfa_policies`` on
-  ``walletd_access_changed`` (payload: organization id; migration ``0025_access_controls``)
-  to every process's one ``LISTEN`` connection (``infra.db.listen``); nothing is trusted
-  while it is disconnected, and everything is forgotten when it reconnects.
-* SQLite (the embedded ``walletd up``, one process): the activity that changes a control
-  forgets it right after its commit (:func:`forget_after_commit`, ``uow.after_commit``).
+* PostgreSQL: a statement trigger on ``ip_allowlists``, ``mfa_policies`` and
+  ``session_profiles`` sends ``NOTIFY walletd_rows_changed`` with the table's name (migration
+  ``0032_access_announced``) to every process's one ``LISTEN`` connection; nothing is
+  trusted while it is disconnected.
+* SQLite: triggers count the writes in ``rows_changed`` and ``CountedChanges`` reads the
+  counts before a cache answers.
 
-A generation number keeps a read that raced a change from being remembered.
+A change forgets everything a cache holds (changes are rare); a read that raced a change is
+never remembered (``AnnouncedCache.token``).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from typing import Any, Final, Generic, TypeVar
+from typing import Generic, TypeVar
 
-from infra.db.listen import Listener
-from infra.db.unit_of_work import UnitOfWork
+from infra.db.announced import AnnouncedCache, Announcer
 
-CHANNEL: Final = "walletd_access_changed"
 T = TypeVar("T")
 
 
 class OrganizationCache(Generic[T]):
-    """``organization id -> T`` remembered while changes are announced."""
+    """``organization id -> T`` remembered while changes to ``tables`` are announced."""
 
-    _MAX = 100_000
+    def __init__(self, name: str, tables: tuple[str, ...]) -> None:
+        # One-tuples: ``None`` (an organization without a control) is a value worth keeping.
+        self._cache: AnnouncedCache[str, tuple[T]] = AnnouncedCache(name, tables, 100_000)
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[str, T] = {}
-        self._generation = 0
-        self._listener: Listener | None = None
-        self._in_process = False
-
-    def watch(self, listener: Listener | None, *, in_process: bool) -> None:
-        """Trust remembered values while ``listener`` is connected (PostgreSQL), or always
-        when every change happens in this process (``in_process``: SQLite)."""
-        self._in_process = in_process
-        if listener is not None:
-            listener.subscribe(CHANNEL, self.forget, lambda: self.forget(None))
-            self._listener = listener
-
-    def forget(self, organization_id: str | None) -> None:
-        """Forget one organization (``None``: all of them)."""
-        with self._lock:
-            self._generation += 1
-            if organization_id is None:
-                self._values.clear()
-            else:
-                self._values.pop(organization_id, None)
+    def attach(self, announcer: Announcer | None) -> None:
+        """Follow ``announcer`` (once per process, from the composition root); without one
+        (the CLI) every lookup reads."""
+        self._cache.attach(announcer)
 
     def get(self, organization_id: str, load: Callable[[], T]) -> T:
         """The remembered value, or ``load()`` (remembered when nothing changed meanwhile)."""
-        live = self._live()
-        if live:
-            with self._lock:
-                if organization_id in self._values:
-                    return self._values[organization_id]
-                generation = self._generation
+        found = self._cache.get(organization_id)
+        if found is not None:
+            return found[0]
+        token = self._cache.token()
         value = load()
-        if live:
-            with self._lock:
-                if generation == self._generation and len(self._values) < self._MAX:
-                    self._values[organization_id] = value
+        self._cache.put(organization_id, (value,), token)
         return value
-
-    def _live(self) -> bool:
-        if self._in_process:
-            return True
-        return self._listener is not None and self._listener.connected.is_set()
-
-
-def watch(caches: list[OrganizationCache[Any]], listener: Listener | None, dialect: str) -> None:
-    """Subscribe ``caches`` (once per process, from the composition root)."""
-    for each in caches:
-        each.watch(listener, in_process=dialect == "sqlite")
-
-
-def forget_after_commit(uow: UnitOfWork, cache: OrganizationCache[Any], organization_id: str) -> None:
-    """Forget ``organization_id`` in ``cache`` once ``uow`` commits."""
-    uow.after_commit(lambda: cache.forget(organization_id))

@@ -149,8 +149,10 @@ _PROXY_KEY: Final = select(AuthProxyConfig.api_public_key).where(
     AuthProxyConfig.organization_id == bindparam("organization_id"),
     AuthProxyConfig.enabled.is_(True))
 
-#: The enforced lists per organization (``infra.access.changes``; watched from bootstrap).
-CACHE: Final[changes.OrganizationCache[Lists | None]] = changes.OrganizationCache()
+#: The enforced lists per organization, with the auth proxy key they exempt
+#: (``infra.access.changes``; attached to the announcements in bootstrap).
+CACHE: Final[changes.OrganizationCache[Lists | None]] = changes.OrganizationCache(
+    "ip allow-lists", ("ip_allowlists", "auth_proxy_configs"))
 
 
 def _load(session: Session, organization_id: str) -> Lists | None:

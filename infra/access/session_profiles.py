@@ -19,7 +19,6 @@ on the request as the route parsed it; what credentials the session may issue is
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -28,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from infra.clock import now as clock_now
 from infra.clock import wire_timestamp
+from infra.db.announced import AnnouncedCache
 from infra.db.models.access import SessionProfile
 from infra.errors import InvalidRequest, NotFound, PermissionDenied
 from infra.identity.ancestry import organization_chain
@@ -60,8 +60,10 @@ class Profile:
     expiration_seconds: int | None
 
 
-_LOCK = threading.Lock()
-_PROFILES: dict[str, Profile] = {}
+#: Profiles by id, remembered per process and forgotten when ``session_profiles`` is
+#: announced changed (``infra.db.announced``; attached in bootstrap).
+PROFILES: Final[AnnouncedCache[str, Profile]] = AnnouncedCache(
+    "session profiles", ("session_profiles",), 100_000)
 
 
 def _profile(row: SessionProfile) -> Profile:
@@ -77,18 +79,16 @@ def visible_profile(session: Session, organization_id: str, profile_id: str) -> 
 
 
 def profile_of(session: Session, profile_id: str) -> Profile | None:
-    """The profile ``profile_id`` (remembered per process: profiles are immutable)."""
-    with _LOCK:
-        found = _PROFILES.get(profile_id)
+    """The profile ``profile_id`` (remembered per process until its table changes)."""
+    found = PROFILES.get(profile_id)
     if found is not None:
         return found
+    token = PROFILES.token()
     row = session.get(SessionProfile, profile_id)
     if row is None:
         return None
     found = _profile(row)
-    with _LOCK:
-        if len(_PROFILES) < 100_000:
-            _PROFILES[profile_id] = found
+    PROFILES.put(profile_id, found, token)
     return found
 
 

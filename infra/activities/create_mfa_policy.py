@@ -6,13 +6,11 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.access import changes
 from infra.activities.common import user_in_org
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.access import MfaPolicy
 from infra.errors import InvalidRequest
 from infra.messaging import queues
-from infra.pipeline import mfa
 from infra.pipeline.mfa import check_condition, normalise_steps
 from infra.wiremodel import WireModel
 
@@ -66,7 +64,6 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
                     required_methods=steps, order=params.order, notes=params.notes or "")
     ctx.session.add(row)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.uow, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": row.id}
 
 

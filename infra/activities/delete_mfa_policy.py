@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.access import changes
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.activities.update_mfa_policy import policy_of
 from infra.messaging import queues
-from infra.pipeline import mfa
 from infra.wiremodel import WireModel
 
 
@@ -27,7 +25,6 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     row = policy_of(ctx.session, ctx.organization_id, params.user_id, params.mfa_policy_id)
     ctx.session.delete(row)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.uow, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": params.mfa_policy_id}
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from infra.access import changes, ip_allowlist
 from infra.activities.set_ip_allowlist import api_key_public_key, top_level
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.access import IpAllowlist
@@ -44,7 +43,6 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     public_key = _public_key(params, ctx.session, ctx.organization_id)
     ctx.session.execute(delete(IpAllowlist).where(
         IpAllowlist.organization_id == ctx.organization_id, IpAllowlist.public_key == public_key))
-    changes.forget_after_commit(ctx.uow, ip_allowlist.CACHE, ctx.organization_id)
     return {}
 
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from sqlalchemy import select
 
-from infra.access import changes, ip_allowlist
 from infra.access.ip_allowlist import check_on_evaluation_error, normalise_rules
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.clock import now_ms
@@ -92,7 +91,6 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     row.enabled = None if public_key else bool(params.enabled)
     row.on_evaluation_error = check_on_evaluation_error(params.on_evaluation_error)
     ctx.session.flush()
-    changes.forget_after_commit(ctx.uow, ip_allowlist.CACHE, ctx.organization_id)
     return {}
 
 

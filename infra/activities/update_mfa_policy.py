@@ -6,14 +6,12 @@ from typing import Any
 
 from pydantic import Field
 
-from infra.access import changes
 from infra.activities.common import user_in_org
 from infra.activities.create_mfa_policy import Step, check_order
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
 from infra.db.models.access import MfaPolicy
 from infra.errors import InvalidRequest, NotFound
 from infra.messaging import queues
-from infra.pipeline import mfa
 from infra.pipeline.mfa import check_condition, normalise_steps
 from infra.wiremodel import WireModel
 
@@ -68,7 +66,6 @@ def execute(params: Params, ctx: ActivityContext) -> dict[str, Any]:
     if params.notes is not None:
         row.notes = params.notes
     ctx.session.flush()
-    changes.forget_after_commit(ctx.uow, mfa.CACHE, ctx.organization_id)
     return {"mfaPolicyId": row.id}
 
 

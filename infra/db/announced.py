@@ -1,7 +1,8 @@
 """Per-process caches that the database itself tells to forget (PostgreSQL).
 
 What the hot path would otherwise read on every request (the API key behind a stamp, the key
-``signWith`` names) changes rarely. A statement-level trigger on each table such a cache
+``signWith`` names, the access controls of ``infra.access.changes``, migration
+``0032_access_announced``) changes rarely. A statement-level trigger on each table such a cache
 depends on (migration ``0021_hot_path``) sends ``NOTIFY walletd_rows_changed`` with the
 table's name in the transaction of the change, delivered at commit, so no code path can
 forget it. Every process's one ``LISTEN`` connection (``infra.db.listen``) hands it to the

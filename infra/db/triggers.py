@@ -87,9 +87,11 @@ def _sqlite(tables: Iterable[str]) -> list[str]:
     return statements
 
 
-#: Tables per-process caches depend on (``infra.db.announced``).
+#: Tables per-process caches depend on (``infra.db.announced``; the access controls'
+#: since ``0032_access_announced``, ``infra.access.changes``).
 ANNOUNCED_TABLES: Final = ("api_keys", "wallets", "wallet_accounts", "private_keys",
-                           "private_key_addresses", "webhook_endpoints")
+                           "private_key_addresses", "webhook_endpoints", "ip_allowlists",
+                           "mfa_policies", "session_profiles", "auth_proxy_configs")
 
 
 def create_change_counters(connection: Connection, tables: Iterable[str]) -> None:

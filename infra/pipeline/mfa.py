@@ -198,8 +198,10 @@ def normalise_steps(steps: list[Any]) -> list[dict[str, Any]]:
 _BY_ORGANIZATION: Final = (select(MfaPolicy)
                            .where(MfaPolicy.organization_id == bindparam("organization_id"))
                            .order_by(MfaPolicy.order, MfaPolicy.created_at, MfaPolicy.id))
-#: Policies per organization and user (``infra.access.changes``; watched from bootstrap).
-CACHE: Final[changes.OrganizationCache[dict[str, tuple[Policy, ...]]]] = changes.OrganizationCache()
+#: Policies per organization and user (``infra.access.changes``; attached to the
+#: announcements in bootstrap).
+CACHE: Final[changes.OrganizationCache[dict[str, tuple[Policy, ...]]]] = changes.OrganizationCache(
+    "mfa policies", ("mfa_policies",))
 
 
 def _policy(row: MfaPolicy) -> Policy:
