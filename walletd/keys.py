@@ -23,13 +23,13 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
-from typing import Any
 
 from infra.audit import leaves as audit
 from infra.crypto.keyring import KeyringUnavailable
 from infra.errors import InvalidRequest, Unavailable
 from infra.seal.state import SealState
 from infra.seal.wiring import seal_of
+from infra.services import Services
 from infra.sessions.service_keys import PURPOSES, public_versions, retire_version
 from infra.settings import Settings
 from infra.wallets.custody import rewrap_all, versions_in_use
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _rewrap_rows(services: Any, event: str) -> tuple[int, int]:
+def _rewrap_rows(services: Services, event: str) -> tuple[int, int]:
     custody = custody_of(services)
     with services.uow() as uow:
         changed = rewrap_all(uow.session, custody)
@@ -83,24 +83,24 @@ def _rewrap_rows(services: Any, event: str) -> tuple[int, int]:
     return custody.keyring.current, changed
 
 
-def _seal(services: Any) -> SealState:
+def _seal(services: Services) -> SealState:
     return seal_of(services)
 
 
-def _rotate(services: Any) -> int:
+def _rotate(services: Services) -> int:
     _seal(services).update(lambda c: replace(c, master=c.master.with_new_version()))
     current, changed = _rewrap_rows(services, "MASTER_KEY_ROTATED")
     print(f"master key version {current} is current; rewrapped {changed} data keys")
     return 0
 
 
-def _rewrap(services: Any) -> int:
+def _rewrap(services: Services) -> int:
     current, changed = _rewrap_rows(services, "MASTER_KEY_REWRAPPED")
     print(f"rewrapped {changed} data keys under master key version {current}")
     return 0
 
 
-def _status(services: Any) -> int:
+def _status(services: Services) -> int:
     keyring = custody_of(services).keyring
     with services.uow() as uow:
         usage = versions_in_use(uow.session)
@@ -117,7 +117,7 @@ def _status(services: Any) -> int:
     return 0
 
 
-def _service_rotate(services: Any, purpose: str) -> int:
+def _service_rotate(services: Services, purpose: str) -> int:
     with services.uow() as uow:
         version = service_keys(services).add_version(uow.session, purpose)
     print(f"service key {purpose} version {version} is current; older versions keep verifying "
@@ -125,14 +125,14 @@ def _service_rotate(services: Any, purpose: str) -> int:
     return 0
 
 
-def _service_retire(services: Any, purpose: str, version: int) -> int:
+def _service_retire(services: Services, purpose: str, version: int) -> int:
     with services.uow() as uow:
         retire_version(uow.session, purpose, version)
     print(f"service key {purpose} version {version} is retired")
     return 0
 
 
-def _retire(services: Any, version: int) -> int:
+def _retire(services: Services, version: int) -> int:
     with services.uow() as uow:
         used = versions_in_use(uow.session).get(version, 0)
     if used:

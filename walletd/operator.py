@@ -41,6 +41,7 @@ from infra.seal.errors import Sealed
 from infra.seal.hardening import harden_process
 from infra.seal.state import SealState, resolve_type
 from infra.seal.wiring import legacy_files, seal_config, seal_of
+from infra.services import Services
 from infra.settings import Settings
 
 
@@ -236,7 +237,7 @@ def _rotate_root(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def unsealed(services: Any) -> SealState:
+def unsealed(services: Services) -> SealState:
     """The CLI process's seal, unsealed (shares read for shamir).
 
     Raises:

@@ -13,14 +13,17 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import CursorResult, delete, insert, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from infra.clock import now
 from infra.db.models.seal import REPORT_INTERVAL_S, SealReport
 from infra.seal.state import SealState
+
+if TYPE_CHECKING:
+    from infra.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +35,7 @@ def _values(seal: SealState) -> dict[str, Any]:
             "reported_at": now()}
 
 
-def start(services: Any, seal: SealState, stop: threading.Event) -> threading.Thread:
+def start(services: Services, seal: SealState, stop: threading.Event) -> threading.Thread:
     """Report ``seal`` until ``stop`` is set (then delete the row), in a daemon thread."""
     process_id = secrets.token_hex(16)
     changed = threading.Event()
@@ -41,8 +44,9 @@ def start(services: Any, seal: SealState, stop: threading.Event) -> threading.Th
     def report() -> None:
         values = _values(seal)
         with services.uow() as uow:
-            done = uow.session.execute(update(SealReport).where(
-                SealReport.process_id == process_id).values(**values))
+            # An UPDATE's result is a cursor result: it has the row count.
+            done = cast("CursorResult[Any]", uow.session.execute(
+                update(SealReport).where(SealReport.process_id == process_id).values(**values)))
             if not done.rowcount:
                 uow.session.execute(insert(SealReport).values(process_id=process_id, **values))
             uow.commit()

@@ -6,7 +6,7 @@ webhook ring are built over it (``infra.seal.holders``).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.clock import now_ms
 from infra.errors import Internal
@@ -17,6 +17,9 @@ from infra.seal.errors import Sealed, SealMismatch, StaticSealRefused, UnsafeSoc
 from infra.seal.operations import LegacyFiles, import_legacy, initialise
 from infra.seal.state import SealState, resolve_type
 from infra.settings import Settings
+
+if TYPE_CHECKING:
+    from infra.services import Services
 
 log = logging.getLogger("walletd.seal")
 
@@ -154,13 +157,13 @@ def open_seal(settings: Settings, role: str, label: str = "") -> SealState:
     return state
 
 
-def current_seal(services: Any) -> SealState | None:
+def current_seal(services: Services) -> SealState | None:
     """The seal if this process has one (worker-type roles; ``None`` in the ingress)."""
     state = getattr(services, "seal", None)
     return state if isinstance(state, SealState) else None
 
 
-def seal_of(services: Any) -> SealState:
+def seal_of(services: Services) -> SealState:
     """The seal of a worker-type process (``Internal`` anywhere else)."""
     state = current_seal(services)
     if state is None:
@@ -168,7 +171,7 @@ def seal_of(services: Any) -> SealState:
     return state
 
 
-def seal_statuses(services: Any) -> list[dict[str, Any]]:
+def seal_statuses(services: Services) -> list[dict[str, Any]]:
     """The seal of this process as ``walletd operator status`` reports it (none: no seal)."""
     state = current_seal(services)
     return [state.status()] if state is not None else []
