@@ -4,8 +4,8 @@ The same composition as ``tests/integration/pipeline/test_statement_budget.py`` 
 one engine, every statement seen), but each request carries a client address, as the
 ingress binds it, so the allow-list and MFA checks run. An organization without a list and
 one whose list allows the address both stay within the signature's statement budget: the
-lists and MFA policies are remembered per process while ``walletd_access_changed``
-notifications arrive, and a change is seen by the next request.
+lists and MFA policies are remembered per process while the database announces changes to
+their tables (``walletd_rows_changed``, migration ``0032_access_announced``), and a change is seen by the next request.
 """
 
 from __future__ import annotations
