@@ -5,7 +5,8 @@ one engine, every statement seen), but each request carries a client address, as
 ingress binds it, so the allow-list and MFA checks run. An organization without a list and
 one whose list allows the address both stay within the signature's statement budget: the
 lists and MFA policies are remembered per process while the database announces changes to
-their tables (``walletd_rows_changed``, migration ``0032_access_announced``), and a change is seen by the next request.
+their tables (``walletd_rows_changed``, migration ``0032_access_announced``), and a change
+is seen by the next request.
 """
 
 from __future__ import annotations
