@@ -46,10 +46,16 @@ def _payment() -> str:
                               25 * 10**16, b"\x01\x02", []]).hex()
 
 
-def _tamper(page: Any, change: dict[str, str]) -> None:
-    """The server (or the network) answers describe_activity with ``change`` in ``eth.tx``."""
+def _tamper(page: Any, activity_id: str, change: dict[str, str]) -> None:
+    """The server (or the network) answers describe_activity of ``activity_id`` with
+    ``change`` in ``eth.tx``; other activities (the deployment is shared with other tests,
+    whose pending activities the approvals page also describes) are answered as they are."""
     def answer(route: Any) -> None:
         response = route.fetch()
+        asked = json.loads(route.request.post_data or "{}")
+        if asked.get("activityId") != activity_id:
+            route.fulfill(response=response)
+            return
         body = response.json()
         body["variables"]["eth"]["tx"].update(change)
         route.fulfill(response=response, body=json.dumps(body))
@@ -81,7 +87,15 @@ def test_a_label_shows_who_set_it_and_a_differing_reading_is_a_mismatch(
     assert pending["status"] == "ACTIVITY_STATUS_CONSENSUS_NEEDED", pending
 
     context, page = open_console(browser, user_link(production, approver.user_id))
-    card_sel = f"section.approval[data-activity='{pending['id']}']"
+    try:
+        _look_as_the_approver(page, pending["id"], mallory, shots)
+    finally:
+        page.unroute("**/public/v1/query/describe_activity")
+        close_console(context)
+
+
+def _look_as_the_approver(page: Any, activity_id: str, mallory: Any, shots: Path) -> None:
+    card_sel = f"section.approval[data-activity='{activity_id}']"
     go(page, "approvals", f"{card_sel} [data-part=tx]")
     card = page.locator(card_sel)
     # The label: its registrant and time beside it, plainly, not as a verified name.
@@ -103,7 +117,7 @@ def test_a_label_shows_who_set_it_and_a_differing_reading_is_a_mismatch(
     for change, field in (({"value": str(25 * 10**15)}, "value"), ({"data": "0x0103"}, "data"),
                           ({"max_fee_per_gas": str(9 * 10**9)}, "max fee per gas"),
                           ({"chain_id": "1"}, "chain")):
-        _tamper(page, change)
+        _tamper(page, activity_id, change)
         page.reload()
         page.wait_for_selector("#who-org")
         go(page, "approvals", f"{card_sel} [data-part=mismatch]")
@@ -116,4 +130,3 @@ def test_a_label_shows_who_set_it_and_a_differing_reading_is_a_mismatch(
         assert card.locator("button[data-action=approve]").is_disabled()
         page.unroute("**/public/v1/query/describe_activity")
     console_shot(page, shots, "approval-mismatch")
-    close_console(context)
