@@ -35,7 +35,8 @@ from sqlalchemy.orm import Session
 
 from infra.access.session_profiles import Profile, profile_of, visible_profile
 from infra.crypto.stamp import CURVE_OF_SCHEME
-from infra.db.models.activities import Activity, Vote
+from infra.db.activity_rows import AnyActivity
+from infra.db.models.activities import Vote
 from infra.db.models.oauth import OidcTokenUse
 from infra.db.models.organizations import ApiKey
 from infra.db.models.sessions import VerificationToken
@@ -117,7 +118,7 @@ _FIRST_VOTE: Final = (select(Vote.public_key, Vote.scheme, Vote.user_id)
 _KEY: Final = select(ApiKey.id, ApiKey.session_profile_id, ApiKey.lineage_root_id)
 
 
-def issuer_of(session: Session, activity: Activity) -> Issuer:
+def issuer_of(session: Session, activity: AnyActivity) -> Issuer:
     """The credential that stamped ``activity`` (its submitter's vote).
 
     Raises:
@@ -187,7 +188,7 @@ class Grant:
         return None if self.seconds is None else now + timedelta(seconds=self.seconds)
 
 
-def grant(session: Session, activity: Activity, *, user_id: str, organization_id: str,
+def grant(session: Session, activity: AnyActivity, *, user_id: str, organization_id: str,
           seconds: int | None, named_profile_id: str | None = None) -> Grant:
     """What a credential ``activity`` issues to ``user_id`` (of ``organization_id``) carries.
 

@@ -14,7 +14,7 @@ from infra.policy.variables import ResourceAction
 from infra.wiremodel import WireModel
 
 if TYPE_CHECKING:
-    from infra.db.models.activities import Activity
+    from infra.db.activity_rows import ActivityRow
     from infra.db.unit_of_work import UnitOfWork
     from infra.services import Services
 
@@ -44,7 +44,7 @@ class ActivityContext:
         uow: The unit of work; all effects go through its session and commit together with
             the activity's completion; whatever must wait for that commit (a broker send)
             goes to ``uow.after_commit``.
-        activity: The activity row being executed.
+        activity: The activity row being executed (a frozen value, ``infra.db.activity_rows``).
         organization_id: The organization the activity runs in.
         user_id: The submitting user.
         version: The accepted version the activity was submitted as.
@@ -53,7 +53,7 @@ class ActivityContext:
     """
 
     uow: UnitOfWork
-    activity: Activity
+    activity: ActivityRow
     organization_id: str
     user_id: str | None
     version: Version

@@ -44,6 +44,8 @@ from infra.audit import leaves
 from infra.audit.canonical import canonical, digest
 from infra.audit.log_key import LogKey
 from infra.clock import now
+from infra.db.activity_rows import ActivityRow
+from infra.db.changes import Change, Effects, Insert
 from infra.db.models.activities import Activity
 from infra.db.models.audit import AuditAppProof, AuditBoot, table
 from infra.db.unit_of_work import UnitOfWork
@@ -158,7 +160,7 @@ def boot_proof(row: AuditBoot, verifier_key: str) -> dict[str, Any]:
     }
 
 
-def wants_proofs(activity: Activity) -> bool:
+def wants_proofs(activity: Activity | ActivityRow) -> bool:
     """Whether the request asked for app proofs (``generateAppProofs: true``)."""
     if "generateAppProofs" not in (activity.body or ""):
         return False
@@ -183,7 +185,7 @@ def _addresses(value: Any) -> list[str]:
     return found
 
 
-def app_proof(boot: BootKey, activity: Activity, entry: str) -> dict[str, Any]:
+def app_proof(boot: BootKey, activity: ActivityRow, entry: str) -> dict[str, Any]:
     """The ``v1AppProof`` of a completed activity whose leaf entry is ``entry``."""
     addresses = _addresses(activity.result)
     leaf = json.loads(entry)
@@ -208,10 +210,11 @@ def app_proof(boot: BootKey, activity: Activity, entry: str) -> dict[str, Any]:
             "signature": boot.sign(text.encode())}
 
 
-def store_proof(session: Session, activity: Activity, proof: dict[str, Any]) -> None:
-    session.execute(insert(table(AuditAppProof)).values(
-        organization_id=activity.organization_id, activity_id=activity.id,
-        proof=json.dumps(proof), created_at=now()))
+def proof_row(activity: ActivityRow, proof: dict[str, Any]) -> Insert:
+    """The ``audit_app_proofs`` row of ``proof``, written by the activity store with the change."""
+    return Insert(table(AuditAppProof), {
+        "organization_id": activity.organization_id, "activity_id": activity.id,
+        "proof": json.dumps(proof), "created_at": now()})
 
 
 def proofs_of(session: Session, activity_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
@@ -235,13 +238,16 @@ class AppProofs:
         """Store the signed boot record (the caller commits); proofs are made from then on."""
         record_boot(session, self.boot, key, settings, role)
 
-    def on_activity_change(self, uow: UnitOfWork, activity: Activity,
-                           previous: str | None) -> None:
-        """The app proof of a completed activity that asked for one, same transaction."""
-        if not self.recorded or previous is None or activity.status != COMPLETED:
-            return
+    def on_activity_change(self, uow: UnitOfWork, change: Change) -> Effects | None:
+        """The app proof of a completed activity that asked for one, committing to the leaf
+        the audit listener returned for the change (same transaction)."""
+        activity = change.after
+        if not self.recorded or change.previous is None or activity.status != COMPLETED:
+            return None
         if not wants_proofs(activity):
-            return
-        entry = leaves.staged_entry(uow.session, activity.id)
-        if entry is not None:
-            store_proof(uow.session, activity, app_proof(self.boot, activity, entry))
+            return None
+        entry = next((leaf.entry for leaf in reversed(change.leaves)
+                      if leaf.activity_id == activity.id), None)
+        if entry is None:
+            return None
+        return Effects(inserts=(proof_row(activity, app_proof(self.boot, activity, entry)),))

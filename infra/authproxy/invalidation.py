@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sqlalchemy import select
 
-from infra.db.models.activities import Activity
+from infra.db.changes import Change
 from infra.db.models.auth_proxy import AuthProxyConfig
 from infra.db.unit_of_work import UnitOfWork
 
@@ -79,8 +79,9 @@ def _listen(callback: Callable[[str], None], url: str, stop: threading.Event) ->
             time.sleep(1.0)
 
 
-def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+def on_activity_change(uow: UnitOfWork, change: Change) -> None:
     """Activity status listener: publish a completed configuration change after the commit."""
+    activity = change.after
     if activity.type in CHANGING_TYPES and activity.status == "ACTIVITY_STATUS_COMPLETED":
         config_id = uow.session.scalar(select(AuthProxyConfig.id).where(
             AuthProxyConfig.organization_id == activity.organization_id))

@@ -78,8 +78,19 @@ class Prepared:
                              for column in returned)
             if not any(decoders):
                 decoders = None
-        return _Compiled(built.string, dict(built._bind_processors), positions,
+        return _Compiled(built.string, _bind_processors(built.binds, dialect), positions,
                          tuple(built.bind_names.values()), columns, decoders)
+
+
+def _bind_processors(binds: Mapping[str, Any], dialect: Any) -> dict[str, Any]:
+    """Per bind name, what the bind's type makes of a value for this dialect's driver (only
+    binds whose type does something), through the types' public ``bind_processor``."""
+    found = {}
+    for name, bind in binds.items():
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            found[name] = process
+    return found
 
 
 def _on_driver(connection: Connection, compiled: _Compiled,

@@ -16,13 +16,14 @@ from types import TracebackType
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from infra.db.models.activities import Activity
+from infra.db.changes import Change, Effects
 
 log = logging.getLogger(__name__)
 
-#: Called as ``listener(uow, activity, previous_status)`` after every activity change
-#: (``infra.pipeline.lifecycle``), inside the transaction that made it.
-ActivityListener = Callable[["UnitOfWork", Activity, "str | None"], None]
+#: Called as ``listener(uow, change)`` on every activity creation and status change
+#: (``infra.pipeline.store``), inside the transaction that makes it; returns what the store
+#: writes with the change (``infra.db.changes``).
+ActivityListener = Callable[["UnitOfWork", Change], "Effects | None"]
 
 
 class UnitOfWork:

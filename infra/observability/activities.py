@@ -12,22 +12,23 @@ from __future__ import annotations
 import logging
 
 from infra.clock import as_utc, now
-from infra.db.models.activities import Activity
+from infra.db.changes import Change
 from infra.db.unit_of_work import UnitOfWork
 from infra.observability import context
 from infra.pipeline import lifecycle
 
 log = logging.getLogger("walletd.activity")
 
-def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+def on_activity_change(uow: UnitOfWork, change: Change) -> None:
     """Activity status listener: bind the ids now; count and log the change after commit."""
+    activity, previous = change.after, change.previous
     context.ACTIVITY_ID.set(activity.id)
     context.ORGANIZATION_ID.set(activity.organization_id)
     settled = None
     if activity.status in lifecycle.SETTLED and activity.created_at is not None:
         settled = max(0.0, (now() - as_utc(activity.created_at)).total_seconds())
-    change = (activity.id, activity.organization_id, activity.type, previous, activity.status)
-    uow.after_commit(lambda: _committed(*change, settled))
+    moved = (activity.id, activity.organization_id, activity.type, previous, activity.status)
+    uow.after_commit(lambda: _committed(*moved, settled))
 
 
 def _committed(activity_id: str, organization_id: str, activity_type: str, previous: str | None,

@@ -22,16 +22,14 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
-from infra.audit import leaves as audit
 from infra.clock import new_id, now
-from infra.db.models.activities import Activity, Vote
+from infra.db.activity_rows import ActivityRow, EvaluationRow, VoteRow
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.identity.ancestry import organization_chain
-from infra.pipeline import engine, lifecycle, mfa, rows
+from infra.pipeline import engine, lifecycle, mfa, store
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.gates import OFF_VALUES, gating_feature
 from infra.pipeline.votes import (
-    APPROVED,
     approver_variables,
     ballots_of,
     credential_variables,
@@ -54,7 +52,9 @@ class Verdict:
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     #: The ``policy_evaluations`` row to store with the effect (``None``: no engine ran).
-    evaluation: dict[str, Any] | None = None
+    evaluation: EvaluationRow | None = None
+    #: The votes the decision counted (the ballot, read again if it had to be).
+    votes: tuple[VoteRow, ...] = ()
 
 
 def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
@@ -69,74 +69,21 @@ def _features(session: Session, organization_ids: set[str]) -> dict[str, str]:
     return found
 
 
-@dataclass
-class ClaimedActivity:
-    """A claimed activity with its votes and voters, as the decision reads them.
-
-    ``voters`` maps user id to the voting user (users deleted since are absent);
-    ``thresholds`` maps each voter's organization id to its root-quorum threshold.
-    """
-
-    activity: Activity
-    votes: list[Vote]
-    voters: dict[str, User]
-    thresholds: dict[str, int]
-    #: Read by the statement that took the lock: votes committed while it waited are not
-    #: in it (PostgreSQL rechecks the locked row, not the rows joined to it).
-    read_with_lock: bool = False
-
-    @property
-    def submitter(self) -> User | None:
-        """The submitting user, if they still exist."""
-        return self.voters.get(self.activity.user_id or "")
-
-
-def _ballot(session: Session, activity: Activity, found: list[dict[str, Any]]) -> ClaimedActivity:
-    """The ballot of plain rows; votes and voters attached to ``session`` as read (an
-    effect that looks its submitter up finds it without a statement)."""
-    votes: list[Vote] = []
-    voters: dict[str, User] = {}
-    thresholds: dict[str, int] = {}
-    for row in found:
-        if row["v_id"] is None:
-            continue
-        votes.append(rows.vote_of(session, rows.unpack(row, "v_", rows.VOTE_COLUMNS)))
-        user_id = row["u_id"]
-        if user_id is not None:
-            if user_id not in voters:
-                voters[user_id] = rows.user_of(session,
-                                               rows.unpack(row, "u_", rows.USER_COLUMNS))
-            thresholds[row["u_organization_id"]] = row["threshold"]
-    return ClaimedActivity(activity, votes, voters, thresholds)
+#: A claimed activity with its votes and voters (``infra.pipeline.store.Ballot``).
+ClaimedActivity = store.Ballot
 
 
 def claim(session: Session, activity_id: str) -> ClaimedActivity | None:
-    """Lock ``activity_id`` for this transaction if it is PENDING, with its ballot.
-
-    One statement of plain rows on PostgreSQL (the row lock and the ballot). A second
-    executor of the same (redelivered) message waits for the lock, then finds the activity
-    no longer PENDING and gets ``None``. The activity is attached to ``session`` as read.
-    """
-    params = {"activity_id": activity_id, "expected": lifecycle.PENDING}
-    if session.get_bind().dialect.name == "postgresql":
-        found = rows.CLAIM_WITH_BALLOT_PREPARED.execute(session, params)
-        if not found:
-            return None
-        activity = rows.activity_of(session, rows.unpack(found[0], "a_", rows.ACTIVITY_COLUMNS))
-        ballot = _ballot(session, activity, found)
-        ballot.read_with_lock = True
-        return ballot
-    found = rows.TOUCH_PREPARED.execute(session, {**params, "now": now()})
-    if not found:
-        return None
-    row = found[0]
-    return ballot_of(session, rows.activity_of(session, rows.unpack(row, "a_", rows.ACTIVITY_COLUMNS)))
+    """Lock ``activity_id`` for this transaction if it is PENDING, with its ballot
+    (``infra.pipeline.store.claim``: one statement on PostgreSQL). A second executor of the
+    same (redelivered) message waits for the lock, then finds the activity no longer PENDING
+    and gets ``None``."""
+    return store.claim(session, activity_id, lifecycle.PENDING)
 
 
-def ballot_of(session: Session, activity: Activity) -> ClaimedActivity:
+def ballot_of(session: Session, activity: ActivityRow) -> ClaimedActivity:
     """The ballot of an activity already at hand (read without a lock)."""
-    return _ballot(session, activity,
-                   rows.BALLOT_PREPARED.execute(session, {"activity_id": activity.id}))
+    return store.ballot_of(session, activity)
 
 
 _SUBMITTER: Final = (select(User, Organization.root_quorum_threshold)
@@ -167,40 +114,36 @@ def _root_quorum(ballot: ClaimedActivity, organization_id: str) -> engine.RootQu
     return engine.RootQuorum(ballot.thresholds.get(organization_id, 1), roots)
 
 
-def _evaluation(activity: Activity, votes: Sequence[Vote], decision: engine.PolicyVerdict) -> dict[str, Any]:
+def _evaluation(activity: ActivityRow, votes: Sequence[VoteRow],
+                decision: engine.PolicyVerdict) -> EvaluationRow:
     """The ``policy_evaluations`` row of ``decision`` (stored with the effect)."""
     moment = now()
-    return {
-        "id": new_id(),
-        "organization_id": activity.organization_id,
-        "activity_id": activity.id,
-        "vote_id": votes[-1].id if votes else "",
-        "outcome": decision.outcome.value,
-        "reason": decision.reason,
-        "evaluations": [{"policyId": o.policy_id, "outcome": o.outcome.value}
-                        for o in decision.policy_outcomes],
-        **rows.stamp(moment),
-    }
+    return EvaluationRow(
+        id=new_id(),
+        organization_id=activity.organization_id,
+        activity_id=activity.id,
+        vote_id=votes[-1].id if votes else "",
+        outcome=decision.outcome.value,
+        reason=decision.reason,
+        evaluations=[{"policyId": o.policy_id, "outcome": o.outcome.value}
+                     for o in decision.policy_outcomes],
+        created_at=moment, updated_at=moment,
+    )
 
 
-def _entitled_voter(session: Session, vote: Activity, params: dict[str, Any], user_id: str) -> bool:
+def _entitled_voter(session: Session, vote: ActivityRow, params: dict[str, Any], user_id: str) -> bool:
     """Whether the user casting ``vote`` may vote on its target by default.
 
     An unknown fingerprint counts as entitled so that the vote runs and answers the
     documented 404 (``infra.pipeline.votes.find_target``).
     """
-    target = session.scalars(
-        select(Activity).where(
-            Activity.organization_id == vote.organization_id,
-            Activity.fingerprint == str(params.get("fingerprint", "")),
-        )
-    ).first()
+    target = store.find(session, vote.organization_id, str(params.get("fingerprint", "")))
     return target is None or may_vote(session, target, user_id)
 
 
-def decide(session: Session, activity: Activity | ClaimedActivity, spec: ActivitySpec) -> Verdict:
-    """Run the policy engine on the activity; the evaluation to store travels with the
-    :class:`Verdict` (written with the effect, ``infra.pipeline.lifecycle.settle``).
+def decide(session: Session, activity: ActivityRow | ClaimedActivity, spec: ActivitySpec) -> Verdict:
+    """Run the policy engine on the activity; the evaluation to store and the votes it counted
+    travel with the :class:`Verdict` (written with the effect, ``infra.pipeline.store.transition``).
 
     Takes the :class:`ClaimedActivity` of :func:`claim` (or an activity, whose ballot is then read).
     A ballot read by the locking statement itself is read again before an outcome other
@@ -217,12 +160,8 @@ def decide(session: Session, activity: Activity | ClaimedActivity, spec: Activit
             ballot = fresh
             decision, verdict = _judge(session, ballot, spec)
     if verdict is not None:
-        evaluation = _evaluation(ballot.activity, ballot.votes, verdict)
-        audit.note_decision(session, ballot.activity.id, evaluation["outcome"],
-                            evaluation["reason"], evaluation["evaluations"],
-                            (v.user_id for v in ballot.votes if v.selection == APPROVED))
-        decision = replace(decision, evaluation=evaluation)
-    return decision
+        decision = replace(decision, evaluation=_evaluation(ballot.activity, ballot.votes, verdict))
+    return replace(decision, votes=tuple(ballot.votes))
 
 
 def _judge(session: Session, ballot: ClaimedActivity,

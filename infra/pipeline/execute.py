@@ -26,11 +26,11 @@ from sqlalchemy.orm import Session
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
-from infra.db.models.activities import Activity
+from infra.db.activity_rows import ActivityRow
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import Internal, PolicyDenied, Sealed, WalletError
 from infra.messaging import queues
-from infra.pipeline import decide, engine, lifecycle, mfa
+from infra.pipeline import decide, engine, lifecycle, mfa, store
 from infra.services import Services
 from infra.views.activities import render_settled
 
@@ -99,17 +99,18 @@ def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity)
     session = uow.session
     # MFA (infra.pipeline.mfa): the proposer authenticates again before anything is decided.
     if mfa.proposer_waiting(session, activity, ballot.submitter, spec.consensus_vote):
-        lifecycle.transition(uow, activity, lifecycle.AUTHENTICATORS_NEEDED)
+        store.transition(uow, activity, lifecycle.AUTHENTICATORS_NEEDED, votes=ballot.votes)
         return lifecycle.AUTHENTICATORS_NEEDED
     decision = decide.decide(session, ballot, spec)
-    evaluation = decision.evaluation
+    evaluation, votes = decision.evaluation, decision.votes
     if decision.outcome == "consensus_needed":
-        lifecycle.settle(uow, activity, lifecycle.CONSENSUS_NEEDED, evaluation=evaluation)
+        store.transition(uow, activity, lifecycle.CONSENSUS_NEEDED, votes=votes,
+                         evaluation=evaluation)
         return lifecycle.CONSENSUS_NEEDED
     if decision.outcome == "deny":
         failure = PolicyDenied(decision.reason or engine.IMPLICIT_DENY_MESSAGE)
-        lifecycle.settle(uow, activity, lifecycle.FAILED, failure=failure.to_wire(),
-                         evaluation=evaluation)
+        store.transition(uow, activity, lifecycle.FAILED, failure=failure.to_wire(),
+                         votes=votes, evaluation=evaluation)
         return lifecycle.FAILED
     params = version.params.model_validate(activity.intent[version.intent_key])
     ctx = ActivityContext(uow=uow, activity=activity,
@@ -117,20 +118,21 @@ def _settle(services: Services, uow: UnitOfWork, ballot: decide.ClaimedActivity)
                           user_id=activity.user_id, version=version, now=now(),
                           services=services)
     body = spec.execute(params, ctx)
-    lifecycle.settle(uow, activity, lifecycle.COMPLETED,
-                     result={version.result_key: body}, evaluation=evaluation,
+    store.transition(uow, activity, lifecycle.COMPLETED,
+                     result={version.result_key: body}, votes=votes, evaluation=evaluation,
                      answer=_answer(session, ballot) if spec.pool == queues.SIGNING else None)
     return lifecycle.COMPLETED
 
 
-def _answer(session: Session, ballot: decide.ClaimedActivity) -> Callable[[Activity], str | None]:
+def _answer(session: Session, ballot: decide.ClaimedActivity) -> Callable[[ActivityRow], str | None]:
     """The settled signature's rendering for the waiting ingress (``lifecycle.ANSWER_CHANNEL``).
 
     Signing changes nothing a view shows but the activity itself, so the ballot read by the
-    claim renders it. Should anything have been written through the session (by the effect,
-    or a listener's webhook outbox rows), nothing travels and the ingress reads the activity.
+    claim renders it. Should anything have been written through the session by the effect
+    (or rows by a listener, ``infra.pipeline.store.transition``), nothing travels and the
+    ingress reads the activity.
     """
-    def render(activity: Activity) -> str | None:
+    def render(activity: ActivityRow) -> str | None:
         if session.new or session.dirty or session.deleted:
             return None
         view = render_settled(session, activity, ballot.votes, list(ballot.voters.values()))
@@ -142,9 +144,9 @@ def fail_activity(services: Services, activity_id: str, failure: dict[str, objec
                   expected: str = lifecycle.PENDING) -> str | None:
     """Record ``failure`` on a PENDING activity in a fresh transaction (effects discarded)."""
     with services.uow() as uow:
-        activity = lifecycle.claim(uow.session, activity_id, expected)
+        activity = store.claim_status(uow.session, activity_id, expected)
         if activity is None:
             return None
-        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=dict(failure))
+        store.transition(uow, activity, lifecycle.FAILED, failure=dict(failure))
         uow.commit()
     return lifecycle.FAILED

@@ -50,8 +50,9 @@ from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import as_utc
 from infra.clock import now as clock_now
+from infra.db.activity_rows import ActivityRow, AnyActivity, AnyVote
 from infra.db.models.access import MfaPolicy, MfaProgress
-from infra.db.models.activities import Activity, Vote
+from infra.db.models.activities import Vote
 from infra.db.models.identity import Authenticator, OauthProvider
 from infra.db.models.oauth import OidcTokenUse
 from infra.db.models.organizations import ApiKey, User
@@ -120,7 +121,7 @@ class Method:
     noun: str = ""
 
 
-def _params(activity: Activity) -> dict[str, Any]:
+def _params(activity: AnyActivity) -> dict[str, Any]:
     return next(iter(activity.intent.values()), {}) if activity.intent else {}
 
 
@@ -223,7 +224,7 @@ def policies_of(session: Session, organization_id: str, user_id: str) -> tuple[P
     return by_user.get(user_id, ())
 
 
-def matching(session: Session, user: User, activity: Activity,
+def matching(session: Session, user: User, activity: AnyActivity,
              moment: datetime | None = None) -> Policy | None:
     """The first of ``user``'s policies whose condition is ``true`` for ``activity``."""
     policies = policies_of(session, user.organization_id, user.id)
@@ -247,7 +248,7 @@ def _satisfied(session: Session, activity_id: str, user_id: str, policy_id: str)
         MfaProgress.mfa_policy_id == policy_id).order_by(MfaProgress.step)))
 
 
-def required_policies(session: Session, user: User, activity: Activity) -> tuple[Policy, ...]:
+def required_policies(session: Session, user: User, activity: AnyActivity) -> tuple[Policy, ...]:
     """The policies ``user`` must satisfy as the proposer of ``activity``, in order: all of
     them when the activity changes the user's own credentials, contacts or MFA (a weak
     policy's factor must not add a credential that defeats a strong one); otherwise the
@@ -261,7 +262,7 @@ def required_policies(session: Session, user: User, activity: Activity) -> tuple
     return (found,) if found is not None else ()
 
 
-def needs_target_quorum(session: Session, activity: Activity, proposer_id: str) -> bool:
+def needs_target_quorum(session: Session, activity: AnyActivity, proposer_id: str) -> bool:
     """Whether ``activity`` changes the credentials, contacts or MFA of another user who has
     MFA policies: then only the root quorum decides it (``infra.pipeline.decide``)."""
     targets = guarded_targets(activity.type, _params(activity)) - {proposer_id}
@@ -277,7 +278,7 @@ def _pending(session: Session, activity_id: str, user_id: str,
     return None
 
 
-def proposer_waiting(session: Session, activity: Activity, submitter: User | None,
+def proposer_waiting(session: Session, activity: AnyActivity, submitter: User | None,
                      is_vote: bool) -> bool:
     """Whether ``activity`` must wait for its proposer's MFA (executor, before deciding)."""
     if is_vote or submitter is None:
@@ -288,7 +289,7 @@ def proposer_waiting(session: Session, activity: Activity, submitter: User | Non
 
 # --- how an approval was stamped ----------------------------------------------------------
 
-def method_of(session: Session, vote_activity: Activity, stamp: Vote) -> Method | None:
+def method_of(session: Session, vote_activity: AnyActivity, stamp: AnyVote) -> Method | None:
     """The authentication method of the approval ``vote_activity`` (its stamp ``stamp``).
 
     Attested stamps are recognised by the token the stamp spent on this very request (the
@@ -300,7 +301,7 @@ def method_of(session: Session, vote_activity: Activity, stamp: Vote) -> Method 
     return credential_method(session, stamp)
 
 
-def credential_method(session: Session, stamp: Vote) -> Method | None:
+def credential_method(session: Session, stamp: AnyVote) -> Method | None:
     """The passkey or API-key-type credential that made ``stamp`` (``None``: neither)."""
     if stamp.scheme == passkeys.SCHEME:
         passkey = session.scalar(select(Authenticator).where(
@@ -322,7 +323,7 @@ def credential_method(session: Session, stamp: Vote) -> Method | None:
                   "session")
 
 
-def _attested_method(session: Session, vote_activity: Activity, stamp: Vote) -> Method | None:
+def _attested_method(session: Session, vote_activity: AnyActivity, stamp: AnyVote) -> Method | None:
     """The method of an ``X-Stamp-Attested`` approval: the token this very body spent.
 
     Its factor is the contact the token proves, counted from when the user's current
@@ -352,7 +353,7 @@ def _attested_method(session: Session, vote_activity: Activity, stamp: Vote) -> 
     return None
 
 
-def _proposer_method(session: Session, target: Activity) -> Method | None:
+def _proposer_method(session: Session, target: AnyActivity) -> Method | None:
     """The credential that proposed ``target``: the stamp of its first vote (the submission)."""
     first = session.scalar(select(Vote).where(Vote.activity_id == target.id)
                            .order_by(Vote.created_at, Vote.id).limit(1))
@@ -369,8 +370,8 @@ def _describe(step: tuple[tuple[str, str], ...]) -> str:
     return " or ".join(f"{kind}" + (f" ({ident})" if ident else "") for kind, ident in step)
 
 
-def _take_step(ctx: ActivityContext, target: Activity, user_id: str, policy: Policy,
-               stamp: Vote) -> bool:
+def _take_step(ctx: ActivityContext, target: AnyActivity, user_id: str, policy: Policy,
+               stamp: AnyVote) -> bool:
     """Record the approval as the user's next step; whether that completed the policy.
 
     Raises:
@@ -402,8 +403,9 @@ def _take_step(ctx: ActivityContext, target: Activity, user_id: str, policy: Pol
     return len(done) + 1 >= len(policy.steps)
 
 
-def on_vote(ctx: ActivityContext, target: Activity, voter: User, selection: str, stamp: Vote,
-            to_pending: Callable[[Activity], None]) -> bool:
+def on_vote(ctx: ActivityContext, target: ActivityRow, voter: User, selection: str,
+            stamp: AnyVote,
+            to_pending: Callable[[ActivityRow], object]) -> bool:
     """MFA's part in a vote on ``target`` (called with the target locked).
 
     Returns ``True`` when the vote was taken as an MFA step and must not be recorded as a
@@ -433,7 +435,7 @@ def on_vote(ctx: ActivityContext, target: Activity, voter: User, selection: str,
     return False
 
 
-def _attested_only(session: Session, vote_activity: Activity, stamp: Vote) -> bool:
+def _attested_only(session: Session, vote_activity: AnyActivity, stamp: AnyVote) -> bool:
     """Whether the approval was stamped ``X-Stamp-Attested`` (a token spent by this body)."""
     if stamp.scheme == passkeys.SCHEME:
         return False
@@ -443,7 +445,7 @@ def _attested_only(session: Session, vote_activity: Activity, stamp: Vote) -> bo
 
 # --- get_mfa_status -------------------------------------------------------------------------
 
-def status(session: Session, activity: Activity, user_id: str | None) -> list[dict[str, Any]]:
+def status(session: Session, activity: AnyActivity, user_id: str | None) -> list[dict[str, Any]]:
     """``v1MfaStatus`` of the activity's proposer (each policy :func:`required_policies`
     names) and of voters with a matching policy."""
     users = [activity.user_id] if activity.user_id else []

@@ -13,17 +13,14 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from infra.access.guard import Submission, authorize
 from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
-from infra.audit import leaves as audit_leaves
 from infra.auth.principal import Principal, authenticate
 from infra.clock import new_id, now
-from infra.db.models.activities import Activity, Vote
+from infra.db.activity_rows import ActivityRow, VoteRow
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import (
     AlreadyExists,
@@ -35,7 +32,7 @@ from infra.errors import (
 )
 from infra.identity.ancestry import organization_chain
 from infra.messaging.actor_messages import send_execute_activity
-from infra.pipeline import lifecycle, rows
+from infra.pipeline import lifecycle, store
 from infra.pipeline.wait import Watch
 from infra.services import Services
 from infra.submit_body import (
@@ -171,7 +168,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
             # A body stored earlier answers with its activity even if it would no longer
             # be accepted (too old by now, or a resource it named is gone). New bodies,
             # the common case, are looked up only when their insert collides below.
-            existing = _stored(session, envelope.organization_id, fp)
+            existing = store.find(session, envelope.organization_id, fp)
             if existing is not None:
                 return _same_submitter(existing, principal), principal
             raise
@@ -180,7 +177,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
         except IntegrityError:
             # The same body raced in concurrently and the other request stored it first.
             uow.rollback()
-            raced = _stored(session, envelope.organization_id, fp)
+            raced = store.find(session, envelope.organization_id, fp)
             if raced is None:
                 raise
             return _same_submitter(raced, principal), principal
@@ -190,12 +187,7 @@ def _accept(services: Services, spec: ActivitySpec, version: Version, envelope: 
     return activity_id, principal
 
 
-def _stored(session: Session, organization_id: str, fp: str) -> Activity | None:
-    return session.scalar(select(Activity).where(Activity.organization_id == organization_id,
-                                                 Activity.fingerprint == fp))
-
-
-def _same_submitter(activity: Activity, principal: Principal) -> str:
+def _same_submitter(activity: ActivityRow, principal: Principal) -> str:
     """The stored activity's id if ``principal``'s user submitted it; a 409 otherwise."""
     if activity.user_id != principal.user_id:
         raise AlreadyExists(
@@ -259,53 +251,22 @@ def _vote_target(view: dict[str, Any]) -> str | None:
 
 
 def _store(uow: UnitOfWork, envelope: SubmitBody, version: Version, params: dict[str, Any],
-           body: bytes, fp: str, principal: Principal) -> Activity:
-    """Store the activity and its submitter's approval, telling the activity listeners.
-
-    Both are added pending and the listeners run first (without autoflush), so the first of
-    them (redaction) seals and redacts secrets before anything is written. When no listener
-    flushed them (the common case; the webhook outbox does for an organization with
-    endpoints), they go in as one Core statement on PostgreSQL with the values the listeners
-    left and the audit-log leaf they staged, and stay attached as stored; else the ORM wrote
-    them and the leaf goes in on its own.
-    """
+           body: bytes, fp: str, principal: Principal) -> ActivityRow:
+    """Store the activity and its submitter's approval through the activity store, which
+    tells the activity listeners first (the redaction seals secrets before anything is
+    written) and writes both with what the listeners returned (one statement on
+    PostgreSQL)."""
     moment = now()
     text = body.decode("utf-8")
-    activity = Activity(
-        id=new_id(), organization_id=envelope.organization_id, type=envelope.type,
+    activity_id = new_id()
+    activity = ActivityRow(
+        id=activity_id, organization_id=envelope.organization_id, type=envelope.type,
         status=lifecycle.PENDING, fingerprint=fp, body=text,
         timestamp_ms=envelope.timestamp_ms, intent={version.intent_key: params},
-        result={}, failure=None, user_id=principal.user_id, version=1, **rows.stamp(moment))
-    vote = Vote(
-        id=new_id(), activity_id=activity.id, user_id=principal.user_id, selection=APPROVED,
+        result={}, failure=None, user_id=principal.user_id, version=1,
+        created_at=moment, updated_at=moment)
+    vote = VoteRow(
+        id=new_id(), activity_id=activity_id, user_id=principal.user_id, selection=APPROVED,
         message=text, public_key=principal.public_key, signature=principal.signature,
-        scheme=principal.scheme, **rows.stamp(moment))
-    session = uow.session
-    session.add_all([activity, vote])
-    # A listener's own statement does not write them by the ORM; the audit-log leaf of the
-    # creation goes in with them.
-    with session.no_autoflush, audit_leaves.held(session) as leaves:
-        lifecycle.record_created(uow, activity)
-    if activity in session.new and vote in session.new:
-        session.expunge(activity)
-        session.expunge(vote)
-        rows.store_activity(session, rows.values_of(activity, rows.ACTIVITY_COLUMNS),
-                            rows.values_of(vote, rows.VOTE_COLUMNS), leaves)
-        rows.attach(session, activity)
-        rows.attach(session, vote)
-    else:
-        audit_leaves.insert_held(session, leaves)
-    return activity
-
-
-def record_vote(activity_id: str, principal: Principal, body: bytes, selection: str) -> Vote:
-    """A vote row carrying the stamp that proves it."""
-    return Vote(
-        activity_id=activity_id,
-        user_id=principal.user_id,
-        selection=selection,
-        message=body.decode("utf-8"),
-        public_key=principal.public_key,
-        signature=principal.signature,
-        scheme=principal.scheme,
-    )
+        scheme=principal.scheme, created_at=moment, updated_at=moment)
+    return store.accept(uow, activity, vote)

@@ -25,23 +25,23 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.audit import leaves as audit
-from infra.clock import as_utc, now
-from infra.db.models.activities import Activity, Vote
+from infra.clock import as_utc, new_id, now
+from infra.db.activity_rows import ActivityRow, AnyActivity, AnyVote, VoteRow
 from infra.db.models.identity import Authenticator, UserTagAssignment
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.errors import FailedPrecondition, InvalidRequest, NotFound
 from infra.messaging.actor_messages import send_execute_activity
-from infra.pipeline import mfa
-from infra.pipeline.lifecycle import AUTHENTICATORS_NEEDED, CONSENSUS_NEEDED, PENDING, transition
+from infra.pipeline import mfa, store
+from infra.pipeline.lifecycle import AUTHENTICATORS_NEEDED, CONSENSUS_NEEDED, PENDING
 from infra.pipeline.lifecycle import REJECTED as ACTIVITY_REJECTED
 from infra.policy import nodes
 from infra.policy.evaluator import PolicyEvaluationFailed, compiled
@@ -91,19 +91,14 @@ def rejecters(ballots: Sequence[CountedVote]) -> list[str]:
     return out
 
 
-def ballots_of(votes: Iterable[Vote]) -> list[CountedVote]:
+def ballots_of(votes: Iterable[AnyVote]) -> list[CountedVote]:
     """Counting view of stored vote rows."""
     return [CountedVote(v.user_id, v.selection, as_utc(v.created_at)) for v in votes]
 
 
-#: Built once: every evaluation and every vote reads them.
-_VOTES_OF: Final = (select(Vote).where(Vote.activity_id == bindparam("activity_id"))
-                    .order_by(Vote.created_at, Vote.id))
-
-
-def activity_votes(session: Session, activity_id: str) -> list[Vote]:
-    """Every vote on ``activity_id``, oldest first."""
-    return list(session.scalars(_VOTES_OF, {"activity_id": activity_id}))
+def activity_votes(session: Session, activity_id: str) -> list[VoteRow]:
+    """Every vote on ``activity_id``, oldest first (``infra.pipeline.store.votes_of``)."""
+    return store.votes_of(session, activity_id)
 
 
 def approver_variables(session: Session, user_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -136,7 +131,7 @@ def _passkey_variable(passkey: Authenticator) -> dict[str, Any]:
     )
 
 
-def credential_variables(session: Session, votes: Sequence[Vote]) -> list[dict[str, Any]]:
+def credential_variables(session: Session, votes: Sequence[AnyVote]) -> list[dict[str, Any]]:
     """The ``credentials`` variable: the API key or passkey that stamped each vote."""
     out = []
     for vote in votes:
@@ -192,7 +187,7 @@ def _consensus(text: str, env: dict[str, Any]) -> bool | None:
         return None
 
 
-def _pending_consensus(session: Session, target: Activity) -> list[Policy]:
+def _pending_consensus(session: Session, target: AnyActivity) -> list[Policy]:
     """ALLOW policies with a consensus that applied when ``target`` was last evaluated."""
     latest = session.scalars(
         select(PolicyEvaluation)
@@ -221,7 +216,7 @@ def _literals(consensus: str) -> set[str]:
 
 
 def _named_by_consensus(
-    session: Session, target: Activity, user: User, votes: Sequence[Vote], moment: datetime
+    session: Session, target: AnyActivity, user: User, votes: Sequence[AnyVote], moment: datetime
 ) -> bool:
     policies = _pending_consensus(session, target)
     if not policies:
@@ -248,7 +243,7 @@ def _named_by_consensus(
 
 
 def may_vote(
-    session: Session, target: Activity, user_id: str, votes: Sequence[Vote] | None = None
+    session: Session, target: AnyActivity, user_id: str, votes: Sequence[AnyVote] | None = None
 ) -> bool:
     """Whether ``user_id`` may approve or reject ``target`` without a policy allowing it.
 
@@ -274,7 +269,7 @@ def may_vote(
 
 
 def vote_rights(
-    session: Session, activity: Activity, viewer: str | None, votes: Sequence[Vote]
+    session: Session, activity: AnyActivity, viewer: str | None, votes: Sequence[AnyVote]
 ) -> tuple[bool, bool]:
     """``(canApprove, canReject)`` for ``viewer``.
 
@@ -305,32 +300,13 @@ NO_TARGET = (
 
 def find_target(session: Session, organization_id: str, fingerprint: str) -> str:
     """The id of the organization's activity with ``fingerprint``, or a 404."""
-    target_id = session.scalar(
-        select(Activity.id).where(
-            Activity.organization_id == organization_id, Activity.fingerprint == fingerprint
-        )
-    )
-    if target_id is None:
+    target = store.find(session, organization_id, fingerprint)
+    if target is None:
         raise TargetNotFound(NO_TARGET)
-    return str(target_id)
+    return target.id
 
 
-def _lock_target(session: Session, organization_id: str, fingerprint: str) -> Activity:
-    target_id = find_target(session, organization_id, fingerprint)
-    # A write on the row: PostgreSQL row lock / SQLite write lock until commit, so votes and
-    # the consensus evaluation of the target serialize.
-    session.execute(
-        update(Activity)
-        .where(Activity.id == target_id)
-        .values(version=Activity.version + 1)
-        .execution_options(synchronize_session=False)
-    )
-    target = session.get(Activity, target_id, populate_existing=True)
-    assert target is not None
-    return target
-
-
-def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activity:
+def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> ActivityRow:
     """Record the caller's vote on the activity with ``fingerprint`` and act on it.
 
     The vote carries the stamp of the vote request itself (user, public key, scheme,
@@ -339,14 +315,15 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
     approval is live, nor vote after rejecting. A rejection ends the target REJECTED; an
     approval of a target waiting for consensus sends it back to PENDING and, after commit,
     hands it to its own pool, which decides it again (the executor's status guard makes it
-    run once however many votes race).
+    run once however many votes race). The target is locked first (its version moves), so
+    votes and the target's decision serialize.
     """
     session, voter = ctx.session, ctx.user_id
     if voter is None:
         raise FailedPrecondition("votes need an authenticated user")
     if fingerprint == ctx.activity.fingerprint:
         raise InvalidRequest("an activity cannot vote on itself", field="parameters.fingerprint")
-    target = _lock_target(session, ctx.organization_id, fingerprint)
+    target = store.lock(session, find_target(session, ctx.organization_id, fingerprint))
     stamp = next((v for v in activity_votes(session, ctx.activity.id) if v.user_id == voter), None)
     if stamp is None:
         raise FailedPrecondition("the vote request carries no stamp")
@@ -356,36 +333,34 @@ def cast_vote(ctx: ActivityContext, fingerprint: str, selection: str) -> Activit
         return target  # taken as an MFA step (infra.pipeline.mfa)
     if target.status not in (CONSENSUS_NEEDED, PENDING, AUTHENTICATORS_NEEDED):
         raise FailedPrecondition(f"activity {target.id} is not awaiting consensus (status {target.status})")
-    ballots = ballots_of(activity_votes(session, target.id))
+    votes = activity_votes(session, target.id)
+    ballots = ballots_of(votes)
     approved = voter in {b.user_id for b in live_approvals(ballots, ctx.now)}
     if voter in rejecters(ballots) or (selection == APPROVED and approved):
         raise FailedPrecondition(f"user {voter} has already voted on activity {target.id}")
-    vote = Vote(
-        activity_id=target.id,
-        user_id=voter,
-        selection=selection,
-        message=stamp.message,
-        public_key=stamp.public_key,
-        signature=stamp.signature,
-        scheme=stamp.scheme,
-    )
-    session.add(vote)
-    session.flush()
-    audit.record_vote(session, target, vote, ctx.activity.id)
+    moment = now()
+    vote = VoteRow(id=new_id(), activity_id=target.id, user_id=voter, selection=selection,
+                   message=stamp.message, public_key=stamp.public_key,
+                   signature=stamp.signature, scheme=stamp.scheme,
+                   created_at=moment, updated_at=moment)
+    store.cast_vote(session, vote, audit.vote_leaf(target, vote, ctx.activity.id))
+    votes.append(vote)
     if selection == REJECTED:
-        transition(ctx.uow, target, ACTIVITY_REJECTED)
-    elif target.status == CONSENSUS_NEEDED:
-        _to_pending(ctx, target)
+        return store.transition(ctx.uow, target, ACTIVITY_REJECTED, votes=votes)
+    if target.status == CONSENSUS_NEEDED:
+        return _to_pending(ctx, target, votes)
     return target
 
 
-def _to_pending(ctx: ActivityContext, target: Activity) -> None:
+def _to_pending(ctx: ActivityContext, target: ActivityRow,
+                votes: Sequence[VoteRow] | None = None) -> ActivityRow:
     """Send ``target`` back to PENDING; its pool decides it again after commit."""
-    transition(ctx.uow, target, PENDING)
+    moved = store.transition(ctx.uow, target, PENDING, votes=votes)
     _evaluate_after_commit(ctx, target)
+    return moved
 
 
-def _evaluate_after_commit(ctx: ActivityContext, target: Activity) -> None:
+def _evaluate_after_commit(ctx: ActivityContext, target: ActivityRow) -> None:
     """Hand ``target`` back to its pool after commit; the pool decides it again."""
     broker, activity_id = ctx.services.broker, target.id
     pool = registry().by_type[target.type][0].pool

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
-from infra.db.models.activities import Activity
+from infra.db.activity_rows import ActivityRow, AnyActivity
 from infra.pipeline import engine
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.decide import (
@@ -51,13 +51,14 @@ class WhatIf:
     settled_before_policies: bool
 
 
-def what_if(session: Session, activity: Activity, spec: ActivitySpec, draft: engine.Policy,
+def what_if(session: Session, activity: AnyActivity, spec: ActivitySpec, draft: engine.Policy,
             replacing: str | None = None) -> WhatIf:
     """Decide ``activity`` as :func:`decide` would now, with ``draft`` added to (or, with
     ``replacing``, standing for that policy among) the submitter's organization's policies.
 
     Reads only: nothing is stored, no status moves (the policy editor's check).
     """
+    activity = activity if isinstance(activity, ActivityRow) else ActivityRow.of(activity)
     ballot = ballot_of(session, activity)
     user = ballot.submitter or _unvoting_submitter(session, ballot)
     moment = now()

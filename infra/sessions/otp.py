@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from infra.clock import as_utc
 from infra.crypto import hpke
-from infra.db.models.activities import Activity
+from infra.db.changes import Change
 from infra.db.models.sessions import OtpCode
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import InvalidRequest, ResourceExhausted
@@ -206,12 +206,13 @@ CODE_ACTIVITY_TYPES: Final = frozenset({
     "ACTIVITY_TYPE_VERIFY_OTP", "ACTIVITY_TYPE_VERIFY_OTP_V2", "ACTIVITY_TYPE_OTP_AUTH"})
 
 
-def count_failed_attempt(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+def count_failed_attempt(uow: UnitOfWork, change: Change) -> None:
     """Activity status listener: a code activity that failed with a wrong code spends its attempt.
 
     The attempt spent during execution rolled back with the failed activity's effects; this
     spends it again in the transaction that records the failure.
     """
+    activity, previous = change.after, change.previous
     if (activity.status != lifecycle.FAILED or previous == lifecycle.FAILED
             or activity.type not in CODE_ACTIVITY_TYPES):
         return

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Final
 
 from sqlalchemy.orm import Session
 
 from infra.crypto.bundles import encrypt_to_bundle, open_encrypted_bundle
-from infra.db.models.activities import Activity, Vote
+from infra.db.changes import Change, Effects
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import InvalidCiphertext, InvalidRequest, Unavailable
 from infra.pipeline import lifecycle
@@ -54,39 +55,39 @@ def _redact_text(text: str, secrets_: list[str]) -> str:
     return text
 
 
-def seal_on_create(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
-    """Activity status listener: seal and redact the secret fields of a new activity."""
-    session = uow.session
+def seal_on_create(uow: UnitOfWork, change: Change) -> Effects | None:
+    """Activity status listener: a new activity rests with its secret fields sealed, and its
+    body and the vote stamped over it redacted."""
+    activity = change.after
     fields = SECRET_FIELDS.get(activity.type)
-    if previous is not None or not fields or not activity.intent:
-        return
+    if change.previous is not None or not fields or not activity.intent:
+        return None
     ((key, intent),) = activity.intent.items()
     values = [intent[f] for f in fields if isinstance(intent.get(f), str) and intent[f]]
     if not values:
-        return
-    # Redact first: the submitter's vote (stamped over the body) may already be flushed
-    # (persistent) rather than new, so look at every vote of the activity this session holds.
-    activity.body = _redact_text(activity.body, values)
-    for obj in [*session.new, *session.identity_map.values()]:
-        if isinstance(obj, Vote) and obj.activity_id == activity.id:
-            obj.message = _redact_text(obj.message, values)
-    with session.no_autoflush:
-        public = current_public_key(session, ENCRYPTION)
+        return None
+    public = current_public_key(uow.session, ENCRYPTION)
     if not public:
         raise Unavailable("the service encryption key does not exist yet; retry shortly")
     sealed = {f: SEALED_PREFIX + encrypt_to_bundle(intent[f].encode(), public)
               for f in fields if intent.get(f) in values}
-    activity.intent = {key: {**intent, **sealed}}
+    votes = tuple(replace(v, message=_redact_text(v.message, values)) for v in change.votes or ())
+    return Effects(activity=replace(activity, body=_redact_text(activity.body, values),
+                                    intent={key: {**intent, **sealed}}),
+                   votes=votes)
 
 
-def redact_on_settle(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
+def redact_on_settle(uow: UnitOfWork, change: Change) -> Effects | None:
     """Activity status listener: a settled activity keeps no sealed secret either."""
+    activity = change.after
     fields = SECRET_FIELDS.get(activity.type)
     if not fields or activity.status not in lifecycle.TERMINAL or not activity.intent:
-        return
+        return None
     ((key, intent),) = activity.intent.items()
-    if any(str(intent.get(f, "")).startswith(SEALED_PREFIX) for f in fields):
-        activity.intent = {key: {**intent, **{f: REDACTED for f in fields if f in intent}}}
+    if not any(str(intent.get(f, "")).startswith(SEALED_PREFIX) for f in fields):
+        return None
+    return Effects(activity=replace(
+        activity, intent={key: {**intent, **{f: REDACTED for f in fields if f in intent}}}))
 
 
 def reveal(value: str, session: Session, keys: ServiceKeys, field: str) -> str:

@@ -26,9 +26,9 @@ from infra.audit import leaves as audit
 from infra.clock import as_utc
 from infra.crypto import hpke
 from infra.crypto.bundles import ServiceSigner, build_signed_bundle, open_encrypted_bundle
-from infra.db.models.activities import Activity
 from infra.db.models.sessions import VerificationToken
 from infra.errors import InvalidCiphertext, InvalidRequest, Unauthenticated
+from infra.pipeline import store
 from infra.sessions.redaction import REDACTED
 from infra.sessions.service_keys import ENCRYPTION, VERIFICATION_TOKEN, ServiceKeys, verifying_keys
 from infra.sessions.tokens import p256_public_key
@@ -157,12 +157,13 @@ def record_token_use(session: Session, token_id: str, usage: Usage, fingerprint:
 def _redact_issuing_result(session: Session, token_id: str) -> None:
     """A spent token no longer rests in the result of the ``verify_otp`` that issued it."""
     row = session.get(VerificationToken, token_id)
-    activity = session.get(Activity, row.activity_id) if row and row.activity_id else None
+    activity = store.read(session, row.activity_id) if row and row.activity_id else None
     if activity is None or not activity.result:
         return
-    activity.result = {key: {**body, "verificationToken": REDACTED}
-                       for key, body in activity.result.items()}
-    audit.record_redaction(session, activity, "spent verification token")
+    store.redact(session, activity,
+                 lambda redacted: audit.redaction_leaf(redacted, "spent verification token"),
+                 result={key: {**body, "verificationToken": REDACTED}
+                         for key, body in activity.result.items()})
 
 
 # --- client signatures (§7.4) ------------------------------------------------------------

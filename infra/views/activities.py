@@ -12,9 +12,10 @@ from sqlalchemy.orm import Session
 
 from infra.audit import boots
 from infra.clock import wire_timestamp
+from infra.db.activity_rows import ActivityRow, VoteRow
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import User
-from infra.pipeline import rows as statements
+from infra.pipeline import store
 from infra.pipeline.votes import vote_rights
 from infra.views.users import render_users
 
@@ -43,26 +44,29 @@ def render_activities(
 
 
 def load_and_render(session: Session, activity_id: str,
-                    viewer: str | None) -> tuple[Activity, dict[str, Any]] | None:
-    """The activity with ``activity_id`` and its ``v1Activity``, read in one statement of
-    plain rows (no ORM loading; the voters' views are remembered, ``infra.views.users``);
-    ``None`` if there is none. The objects returned are not attached to ``session``."""
-    found = statements.WITH_VOTES_PREPARED.execute(session, {"id": activity_id})
-    if not found:
+                    viewer: str | None) -> tuple[ActivityRow, dict[str, Any]] | None:
+    """The activity with ``activity_id`` and its ``v1Activity``, read in one statement by the
+    activity store (``infra.pipeline.store.read_with_votes``; the voters' views are
+    remembered, ``infra.views.users``); ``None`` if there is none."""
+    found = store.read_with_votes(session, activity_id)
+    if found is None:
         return None
-    activity = Activity(**statements.unpack(found[0], "a_", statements.ACTIVITY_COLUMNS))
-    votes = [Vote(**statements.unpack(row, "v_", statements.VOTE_COLUMNS))
-             for row in found if row["v_id"] is not None]
-    voters: dict[str, User] = {}
-    for row in found:
-        user_id = row["u_id"]
-        if user_id is not None and user_id not in voters:
-            voters[user_id] = User(**statements.unpack(row, "u_", statements.USER_COLUMNS))
-    user_views = {u["userId"]: u for u in render_users(session, list(voters.values()))}
+    activity, votes, voters = found
+    user_views = {u["userId"]: u for u in render_users(session, voters)}
     return activity, _view(session, activity, votes, user_views, viewer)
 
 
-def render_settled(session: Session, activity: Activity, votes: Sequence[Vote],
+def render_change(session: Session, activity: ActivityRow,
+                  votes: Sequence[VoteRow]) -> dict[str, Any]:
+    """``v1Activity`` of an activity as a change leaves it (before the store writes it), with
+    ``votes``, as any viewer without rights sees it (the webhook outbox's payload)."""
+    voter_ids = sorted({v.user_id for v in votes})
+    voters = session.scalars(_USERS, {"ids": voter_ids}).all() if voter_ids else []
+    user_views = {u["userId"]: u for u in render_users(session, voters)}
+    return _view(session, activity, list(votes), user_views, None)
+
+
+def render_settled(session: Session, activity: ActivityRow, votes: Sequence[VoteRow],
                    voters: Sequence[User]) -> dict[str, Any]:
     """``v1Activity`` of an activity settling in this transaction, from the ballot its
     executor read (votes and voters), as any viewer sees it once it is terminal."""
@@ -70,7 +74,7 @@ def render_settled(session: Session, activity: Activity, votes: Sequence[Vote],
     return _view(session, activity, list(votes), user_views, None)
 
 
-def _view(session: Session, activity: Activity, votes: list[Vote],
+def _view(session: Session, activity: Activity | ActivityRow, votes: Sequence[Vote | VoteRow],
           user_views: dict[str, dict[str, Any]], viewer: str | None) -> dict[str, Any]:
     can_approve, can_reject = vote_rights(session, activity, viewer, votes)
     view: dict[str, Any] = {
@@ -126,7 +130,7 @@ def render_activity(session: Session, activity: Activity, viewer: str | None) ->
     return render_activities(session, [activity], viewer)[0]
 
 
-def _render_vote(vote: Vote, users: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _render_vote(vote: Vote | VoteRow, users: dict[str, dict[str, Any]]) -> dict[str, Any]:
     user = users.get(vote.user_id) or {
         "userId": vote.user_id, "userName": "", "authenticators": [], "apiKeys": [],
         "userTags": [], "oauthProviders": [], "createdAt": wire_timestamp(vote.created_at),

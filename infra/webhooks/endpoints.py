@@ -16,11 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from infra.clock import new_id
-from infra.db.models.activities import Activity
+from infra.db.activity_rows import ActivityRow
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookEndpoint
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import InvalidRequest
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, store
 from infra.webhooks.destinations import (
     AllowList,
     DestinationUnresolved,
@@ -148,7 +148,7 @@ def disable_endpoint(uow: UnitOfWork, endpoint: WebhookEndpoint, reason: str, at
         },
         separators=(",", ":"),
     )
-    activity = Activity(
+    activity = ActivityRow(
         id=new_id(),
         organization_id=endpoint.organization_id,
         type=UPDATE_TYPE,
@@ -163,11 +163,11 @@ def disable_endpoint(uow: UnitOfWork, endpoint: WebhookEndpoint, reason: str, at
                 "webhookEndpoint": render_endpoint(endpoint),
             }
         },
+        failure=None,
         user_id=None,
+        version=1,
         created_at=at,
         updated_at=at,
     )
-    uow.session.add(activity)
-    uow.session.flush()
-    lifecycle.record_created(uow, activity)
+    store.accept(uow, activity)
     return activity.id

@@ -1,9 +1,10 @@
 """The webhook outbox: delivery rows written in the activity's own transaction.
 
-:func:`on_activity_change` is an ``infra.pipeline.lifecycle`` listener. On every activity
+:func:`on_activity_change` is an activity listener (``infra.db.changes``). On every activity
 creation and status change it finds the active endpoints subscribed to ``ACTIVITY_UPDATES`` in
-the activity's organization and every ancestor, renders the full activity object once, and
-inserts one ``webhook_deliveries`` row per endpoint (``PENDING``, due now). The rows commit or
+the activity's organization and every ancestor, renders the full activity object once (as the
+change leaves it), and answers with one ``webhook_deliveries`` row per endpoint (``PENDING``,
+due now), which the activity store inserts right after the change. The rows commit or
 roll back with the change, so a crash can neither lose an event nor invent one; the event id is
 derived from (activity id, status, activity version), and ``(event_id, endpoint_id)`` is
 unique, so writing the same change twice adds nothing while every status change is an event.
@@ -26,20 +27,22 @@ import threading
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Final
+from typing import Any, Final, cast
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from infra.clock import new_id, now
+from infra.db.activity_rows import ActivityRow
 from infra.db.announced import ENDPOINTS_CHANNEL, Announcer
-from infra.db.models.activities import Activity
+from infra.db.changes import Change, Effects, Insert
 from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import SOURCE_FEATURE, WebhookDelivery, WebhookEndpoint
 from infra.db.unit_of_work import UnitOfWork
 from infra.identity.ancestry import organization_chain
+from infra.pipeline import store
 from infra.pipeline.lifecycle import COMPLETED
-from infra.views.activities import render_activity
+from infra.views.activities import render_change
 from infra.webhooks.endpoints import subscribed
 from infra.webhooks.payloads import ACTIVITY_UPDATES, WebhookEvent, activity_update_event
 from infra.webhooks.schedule import DeliveryState
@@ -126,7 +129,7 @@ def sync_feature_endpoints(session: Session, organization_ids: list[str]) -> Non
     session.flush()
 
 
-def changes_webhook_feature(activity: Activity) -> bool:
+def changes_webhook_feature(activity: ActivityRow) -> bool:
     """Whether ``activity`` sets or removes ``FEATURE_NAME_WEBHOOK`` (not another feature)."""
     if activity.type not in FEATURE_ACTIVITY_TYPES:
         return False
@@ -223,6 +226,19 @@ def enqueue_event(
     activity_id: str | None = None,
 ) -> list[str]:
     """Insert one ``PENDING`` delivery per endpoint not already holding this event."""
+    rows = delivery_rows(session, event, endpoints, activity_id=activity_id)
+    for values in rows:
+        session.add(WebhookDelivery(**values))
+    session.flush()
+    return [values["id"] for values in rows]
+
+
+_DELIVERIES: Final = cast(Table, WebhookDelivery.__table__)
+
+
+def delivery_rows(session: Session, event: WebhookEvent, endpoints: list[WebhookEndpoint], *,
+                  activity_id: str | None = None) -> list[dict[str, Any]]:
+    """The ``PENDING`` delivery rows of ``event``, one per endpoint not already holding it."""
     if not endpoints:
         return []
     existing = set(
@@ -230,29 +246,21 @@ def enqueue_event(
     )
     due = now()
     body = event.body.decode("utf-8")
-    ids = []
-    for endpoint in endpoints:
-        if endpoint.id in existing:
-            continue
-        delivery = WebhookDelivery(
-            id=new_id(),
-            event_id=event.event_id,
-            event_type=event.event_type,
-            endpoint_id=endpoint.id,
-            organization_id=endpoint.organization_id,
-            subject_organization_id=event.organization_id,
-            activity_id=activity_id,
-            body=body,
-            status=DeliveryState.PENDING.value,
-            attempts=0,
-            schedule_attempts=0,
-            next_attempt_at=due,
-            dispatched_until=due + DISPATCH_GRACE if _dispatcher is not None else None,
-        )
-        session.add(delivery)
-        ids.append(delivery.id)
-    session.flush()
-    return ids
+    return [{
+        "id": new_id(),
+        "event_id": event.event_id,
+        "event_type": event.event_type,
+        "endpoint_id": endpoint.id,
+        "organization_id": endpoint.organization_id,
+        "subject_organization_id": event.organization_id,
+        "activity_id": activity_id,
+        "body": body,
+        "status": DeliveryState.PENDING.value,
+        "attempts": 0,
+        "schedule_attempts": 0,
+        "next_attempt_at": due,
+        "dispatched_until": due + DISPATCH_GRACE if _dispatcher is not None else None,
+    } for endpoint in endpoints if endpoint.id not in existing]
 
 
 def enqueue_and_dispatch(uow: UnitOfWork, event: WebhookEvent,
@@ -279,28 +287,35 @@ def _dispatch(ids: list[str]) -> None:
         log.exception("webhook dispatch after commit failed; the relay will send")
 
 
-def on_activity_change(uow: UnitOfWork, activity: Activity, previous: str | None) -> None:
-    """Activity status listener: write the ``ACTIVITY_UPDATES`` outbox rows for this change
-    (and hand them to the broker once they committed, where a dispatcher is set)."""
+def on_activity_change(uow: UnitOfWork, change: Change) -> Effects | None:
+    """Activity status listener: the ``ACTIVITY_UPDATES`` outbox rows of this change, which the
+    store writes with it (handed to the broker once they committed, where a dispatcher is
+    set)."""
+    activity, previous = change.after, change.previous
     if previous is not None and previous == activity.status:
-        return
+        return None
     feature_change = activity.status == COMPLETED and changes_webhook_feature(activity)
     # An activity that writes endpoints changes them in this very transaction: an absence
     # remembered from before it (forgotten only once it commits) must not hide them.
     rewrites = feature_change or (activity.status == COMPLETED
                                   and activity.type in ENDPOINT_ACTIVITY_TYPES)
     if not rewrites and ENDPOINT_ABSENCE.known_absent(activity.organization_id):
-        return  # nothing to do for an organization known to have no endpoint: no flush
+        return None  # nothing to do for an organization known to have no endpoint: no read
     session = uow.session
-    session.flush()
     if feature_change:
         # The feature changed in this transaction: mirror it before choosing endpoints.
         sync_feature_endpoints(session, [activity.organization_id])
     endpoints = endpoints_for(session, activity.organization_id, ACTIVITY_UPDATES,
                               trust_absence=not rewrites)
     if not endpoints:
-        return
-    event = activity_update_event(render_activity(session, activity, None), sequence=activity.version)
-    ids = enqueue_event(session, event, endpoints, activity_id=activity.id)
-    if ids and _dispatcher is not None:
+        return None
+    votes = change.votes if change.votes is not None else store.votes_of(session, activity.id)
+    event = activity_update_event(render_change(session, activity, votes),
+                                  sequence=activity.version)
+    rows = delivery_rows(session, event, endpoints, activity_id=activity.id)
+    if not rows:
+        return None
+    ids = [values["id"] for values in rows]
+    if _dispatcher is not None:
         uow.after_commit(lambda: _dispatch(ids))
+    return Effects(inserts=tuple(Insert(_DELIVERIES, values) for values in rows))

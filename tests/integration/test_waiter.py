@@ -24,7 +24,7 @@ from infra.db.migrate import upgrade
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization
 from infra.db.unit_of_work import UnitOfWork
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, store
 from infra.pipeline.wait import NotifiedWaiter, PostgresWaiter, make_waiter
 
 LONG = 30.0  # far longer than any of these waits takes; a hang fails the test instead
@@ -65,9 +65,9 @@ def _complete(factory: sessionmaker[Session], activity_id: str,
     """What the executor does: claim, transition (NOTIFY on PostgreSQL), commit; announced in
     process too when given the process's ``settlements``."""
     with _unit(factory, settlements) as uow:
-        activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
+        activity = store.claim_status(uow.session, activity_id, lifecycle.PENDING)
         assert activity is not None
-        lifecycle.transition(uow, activity, lifecycle.COMPLETED, result={"ok": {}})
+        store.transition(uow, activity, lifecycle.COMPLETED, result={"ok": {}})
         uow.commit()
 
 
@@ -191,9 +191,9 @@ def test_a_rolled_back_settle_wakes_nobody(sqlite_engine: Engine) -> None:
         with waiter.watch() as watch:
             watch.follow(activity_id)
             with _unit(factory, settlements) as uow:
-                activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
+                activity = store.claim_status(uow.session, activity_id, lifecycle.PENDING)
                 assert activity is not None
-                lifecycle.transition(uow, activity, lifecycle.COMPLETED, result={"ok": {}})
+                store.transition(uow, activity, lifecycle.COMPLETED, result={"ok": {}})
                 uow.rollback()
             assert not watch._event.is_set()
         assert waiter.status(activity_id) == lifecycle.PENDING

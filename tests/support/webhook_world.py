@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.bootstrap import Services, bootstrap
-from infra.clock import new_id
+from infra.clock import new_id, now
+from infra.db.activity_rows import ActivityRow
 from infra.db.migrate import upgrade
-from infra.db.models.activities import Activity
 from infra.db.models.webhooks import WebhookEndpoint
 from infra.identity.root import create_organization, new_p256_keypair
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, store
 from infra.settings import Settings
 from notifier.actors import Notifier, build_notifier
 from notifier.delivery import DeliveryConfig
@@ -51,7 +51,8 @@ class World:
         activity_id = new_id()
         body = f'{{"n":"{activity_id}"}}'
         with self.services.uow() as uow:
-            activity = Activity(
+            moment = now()
+            activity = ActivityRow(
                 id=activity_id,
                 organization_id=organization_id,
                 type="ACTIVITY_TYPE_UPDATE_USER_NAME",
@@ -61,18 +62,22 @@ class World:
                 timestamp_ms="1",
                 intent={"updateUserNameIntent": {"userId": "u", "userName": "n"}},
                 result={},
+                failure=None,
+                user_id=None,
+                version=1,
+                created_at=moment,
+                updated_at=moment,
             )
-            uow.session.add(activity)
-            lifecycle.record_created(uow, activity)
+            store.accept(uow, activity)
             if commit:
                 uow.commit()
         return activity_id
 
     def complete(self, activity_id: str) -> None:
         with self.services.uow() as uow:
-            activity = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
+            activity = store.claim_status(uow.session, activity_id, lifecycle.PENDING)
             assert activity is not None
-            lifecycle.transition(
+            store.transition(
                 uow, activity, lifecycle.COMPLETED, result={"updateUserNameResult": {}}
             )
             uow.commit()

@@ -13,9 +13,11 @@ from sqlalchemy import select
 from infra import bootstrap
 from infra.audit import boots
 from infra.audit import leaves as audit_leaves
+from infra.clock import new_id, now
+from infra.db.activity_rows import ActivityRow
 from infra.db.models.activities import Activity
 from infra.db.models.webhooks import WebhookDelivery
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, store
 from infra.sessions import redaction
 from infra.webhooks import outbox
 from infra.worker_services import WorkerServices
@@ -72,19 +74,19 @@ def test_a_webhook_payload_never_contains_a_code_or_token(
     body = json.dumps({"type": activity_type, "organizationId": world.root_id,
                        "timestampMs": "1", "parameters": intent})
     with world.services.uow() as uow:
-        activity = Activity(organization_id=world.root_id, type=activity_type,
-                            status=lifecycle.PENDING, fingerprint="sha256:" + activity_type,
-                            body=body, timestamp_ms="1", intent={intent_key: intent}, result={},
-                            user_id=None)
-        uow.session.add(activity)
-        uow.session.flush()
-        lifecycle.record_created(uow, activity)
+        moment = now()
+        activity = ActivityRow(id=new_id(), organization_id=world.root_id, type=activity_type,
+                               status=lifecycle.PENDING, fingerprint="sha256:" + activity_type,
+                               body=body, timestamp_ms="1", intent={intent_key: intent},
+                               result={}, failure=None, user_id=None, version=1,
+                               created_at=moment, updated_at=moment)
+        store.accept(uow, activity)
         uow.commit()
         activity_id = activity.id
     with world.services.uow() as uow:
-        claimed = lifecycle.claim(uow.session, activity_id, lifecycle.PENDING)
+        claimed = store.claim_status(uow.session, activity_id, lifecycle.PENDING)
         assert claimed is not None
-        lifecycle.transition(uow, claimed, lifecycle.COMPLETED, result={"ok": {}})
+        store.transition(uow, claimed, lifecycle.COMPLETED, result={"ok": {}})
         uow.commit()
     with world.services.session_factory() as session:
         bodies = list(session.scalars(select(WebhookDelivery.body)

@@ -42,14 +42,12 @@ def die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 if where == "submit-before-commit":
-    original = lifecycle.record_created
-    def created(uow, activity):
-        original(uow, activity)
-        uow.session.flush()
+    from infra.pipeline import store
+    original = store.accept
+    def accept(uow, activity, vote=None):
+        original(uow, activity, vote)
         die()
-    lifecycle.record_created = created
-    import infra.pipeline.submit as submit_module
-    submit_module.lifecycle.record_created = created
+    store.accept = accept
     submit(services, "sign_raw_payload", json.loads(headers), body.encode())
 elif where == "execute-before-commit":
     original_commit = UnitOfWork.commit

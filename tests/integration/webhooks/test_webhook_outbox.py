@@ -16,7 +16,7 @@ from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from infra.errors import InvalidRequest
 from infra.identity.ancestry import organization_chain
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, store
 from infra.webhooks import outbox
 from infra.webhooks.keystore import jwks_from_database
 from infra.webhooks.outbox import sync_feature_endpoints
@@ -70,9 +70,9 @@ def _move(world: World, activity_id: str, expected: str, status: str, *, commit:
     query = select(WebhookDelivery.event_id).where(WebhookDelivery.activity_id == activity_id)
     with world.services.uow() as uow:
         before = set(uow.session.scalars(query))
-        activity = lifecycle.claim(uow.session, activity_id, expected)
+        activity = store.claim_status(uow.session, activity_id, expected)
         assert activity is not None
-        lifecycle.transition(uow, activity, status)
+        store.transition(uow, activity, status)
         written = [e for e in uow.session.scalars(query) if e not in before]
         if commit:
             uow.commit()

@@ -12,9 +12,8 @@ import threading
 
 import pytest
 
-from infra.db.models.activities import Activity
 from infra.observability import metrics
-from infra.pipeline import lifecycle
+from infra.pipeline import lifecycle, store
 from tests.unit.pipeline.conftest import Pipeline
 
 TYPE = "ACTIVITY_TYPE_CREATE_API_KEYS_V2"
@@ -37,9 +36,9 @@ def test_counted_at_commit_only(pipeline: Pipeline, caplog: pytest.LogCaptureFix
     failed_before, settled_before = counted(lifecycle.FAILED), settled()
     failure = {"code": 13, "message": "test", "details": []}
     with pipeline.services.uow() as uow:
-        activity = uow.session.get(Activity, activity_id)
+        activity = store.read(uow.session, activity_id)
         assert activity is not None
-        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=failure)
+        store.transition(uow, activity, lifecycle.FAILED, failure=failure)
         uow.rollback()
     assert counted(lifecycle.FAILED) == failed_before
     assert settled() == settled_before
@@ -49,9 +48,9 @@ def test_counted_at_commit_only(pipeline: Pipeline, caplog: pytest.LogCaptureFix
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="walletd.activity"), \
             pipeline.services.uow() as uow:
-        activity = uow.session.get(Activity, activity_id)
+        activity = store.read(uow.session, activity_id)
         assert activity is not None
-        lifecycle.transition(uow, activity, lifecycle.FAILED, failure=failure)
+        store.transition(uow, activity, lifecycle.FAILED, failure=failure)
         uow.commit()
     assert counted(lifecycle.FAILED) == failed_before + 1
     assert settled() == settled_before + 1

@@ -17,10 +17,11 @@ from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.clock import now
+from infra.db.activity_rows import ActivityRow
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.organizations import ApiKey, Organization, OrganizationFeature, User
 from infra.db.models.policies import Policy, PolicyEvaluation
-from infra.pipeline import rows
+from infra.pipeline import store
 from infra.pipeline.decide import decide
 from tests.support.sqlite import sqlite_session
 
@@ -82,9 +83,9 @@ PAIR = "approvers.any(u, u.id == 'alice') && approvers.any(u, u.id == 'bob')"
 def _decide(session: Session, activity: Activity) -> str:
     """The outcome; the evaluation stored as the executor's settle stores it."""
     spec, _ = registry().by_type[activity.type]
-    decision = decide(session, activity, spec)
+    decision = decide(session, ActivityRow.of(activity), spec)
     if decision.evaluation is not None:
-        rows.store_evaluation(session, decision.evaluation)
+        store.store_evaluation(session, decision.evaluation)
     return decision.outcome
 
 
