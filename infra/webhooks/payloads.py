@@ -6,7 +6,7 @@ intent, result, votes, canApprove, canReject, createdAt, updatedAt``), not wrapp
 
 Each event has an id that is stable across retries and across the organizations it fans out
 to: it is a name-based UUID of the activity id, the status the activity entered and the
-activity's ``version`` after the change (``infra.pipeline.lifecycle.transition`` bumps it on
+activity's ``version`` after the change (``infra.pipeline.store.transition`` bumps it on
 every status change). Writing the same outbox rows twice (a retried transaction starts from
 the same committed version) produces the same event, never a new one; entering a status a
 second time (``CONSENSUS_NEEDED`` -> ``PENDING`` -> ``CONSENSUS_NEEDED``) is a new event.

@@ -82,7 +82,7 @@ def test_executor_killed_mid_activity_completes_exactly_once(crashable: Deployme
 
         def executor_blocked_on_it() -> bool:
             # The pool's claim (SELECT activities.id AS a_id, … FOR UPDATE OF activities, plain
-            # rows, infra.pipeline.rows; pg_stat_activity shows
+            # rows, infra.pipeline.store; pg_stat_activity shows
             # only the beginning of its text) waiting for the test's lock.
             with psycopg.connect(db_url, autocommit=True) as conn:
                 rows = conn.execute(
