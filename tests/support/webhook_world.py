@@ -4,6 +4,8 @@ broker, a root organization with one sub-organization, and the notifier, called 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,3 +107,16 @@ def build_world(tmp_path: Path, *, database_url: str = "") -> World:
     # on to the endpoint's next rows are tested with their own budget.
     notifier = build_notifier(services, config=config, run_budget_s=0.0)
     return World(services, notifier, root_id, sub_id)
+
+
+@contextmanager
+def running_world(tmp_path: Path, *, database_url: str = "") -> Iterator[World]:
+    """:func:`build_world`, its listeners and engine closed when the block ends (a listener
+    left running on a dropped database would keep every process-wide cache of a later world
+    from trusting what it remembered)."""
+    world = build_world(tmp_path, database_url=database_url)
+    try:
+        yield world
+    finally:
+        world.services.stop_listening()
+        world.services.engine.dispose()

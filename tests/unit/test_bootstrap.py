@@ -21,7 +21,7 @@ from infra.pipeline import lifecycle, store
 from infra.sessions import redaction
 from infra.webhooks import outbox
 from infra.worker_services import WorkerServices
-from tests.support.webhook_world import World, build_world
+from tests.support.webhook_world import World, running_world
 
 CODE = "918273"
 TOKEN = "eyJhbGciOiJub25lIn0.eyJ2ZXJpZmljYXRpb24iOiJ0b2tlbiJ9.c2lnbmF0dXJl"
@@ -29,12 +29,8 @@ TOKEN = "eyJhbGciOiJub25lIn0.eyJ2ZXJpZmljYXRpb24iOiJ0b2tlbiJ9.c2lnbmF0dXJl"
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
-    world = build_world(tmp_path)
-    try:
-        yield world
-    finally:
-        world.services.stop_listening()
-        world.services.engine.dispose()
+    with running_world(tmp_path) as built:
+        yield built
 
 
 def test_secrets_are_sealed_before_the_outbox_renders_an_activity() -> None:

@@ -11,7 +11,6 @@ is seen by the next request.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from infra.bootstrap import Services
 from infra.errors import PermissionDenied
 from tests.integration.pipeline.test_statement_budget import BUDGET
+from tests.support.eventually import until_passes
 from tests.support.in_process import Client, Statements, running
 
 # BUDGET: the signature's own statement budget (audit log included); access adds none to it.
@@ -52,15 +52,7 @@ def world(fresh_pg_url: str, tmp_path: Path) -> Iterator[World]:
 
 def _settled(world: World, check: Any) -> None:
     """Wait (bounded) for the change notification to reach this process's caches."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            check()
-            return
-        except (AssertionError, PermissionDenied):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    until_passes(check, timeout_s=10, retry_on=(AssertionError, PermissionDenied))
 
 
 def test_allow_lists_and_mfa_cost_a_signature_nothing_once_remembered(world: World) -> None:

@@ -16,7 +16,6 @@ operator's own address keeps working.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from infra.access import ip_allowlist, session_profiles
 from infra.clock import new_id
 from infra.errors import PermissionDenied
 from infra.pipeline import mfa
+from tests.support.eventually import until_passes
 from tests.support.in_process import Client, Deployment, running
 
 OPERATOR = "127.0.0.9"
@@ -59,15 +59,7 @@ def _json(world: Deployment, name: str) -> str:
 def _next_request_sees(check: Callable[[], None]) -> None:
     """Run ``check`` until it passes (bounded): PostgreSQL delivers announcements on the
     listener's thread, a moment after the commit."""
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            check()
-            return
-        except (AssertionError, PermissionDenied):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    until_passes(check, retry_on=(AssertionError, PermissionDenied))
 
 
 def _whoami(client: Client, address: str) -> dict[str, Any]:

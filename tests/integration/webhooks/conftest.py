@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.webhook_receiver import WebhookReceiver
-from tests.support.webhook_world import World, build_world
+from tests.support.webhook_world import World, running_world
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
-    built = build_world(tmp_path)
-    yield built
-    built.services.engine.dispose()
+    with running_world(tmp_path) as built:
+        yield built
 
 
 @pytest.fixture

@@ -15,12 +15,11 @@ from infra.db.models.activities import Activity
 from infra.db.models.webhooks import WebhookEndpoint
 from notifier.actors import _Claim, _update_health
 from notifier.delivery import AttemptRecord
-from tests.support.webhook_world import build_world
+from tests.support.webhook_world import running_world
 
 
 def test_concurrent_failures_disable_an_endpoint_once(tmp_path: Path, fresh_pg_url: str) -> None:
-    world = build_world(tmp_path, database_url=fresh_pg_url)
-    try:
+    with running_world(tmp_path, database_url=fresh_pg_url) as world:
         endpoint_id = world.add_endpoint(world.root_id, "https://hooks.example/")
         since = now() - timedelta(days=6)
         with world.services.uow() as uow:
@@ -67,5 +66,3 @@ def test_concurrent_failures_disable_an_endpoint_once(tmp_path: Path, fresh_pg_u
                 )
             )
         assert recorded == 1
-    finally:
-        world.services.engine.dispose()

@@ -27,15 +27,14 @@ from notifier.actors import declare, deliver_webhook
 from notifier.dispatch import in_flight_cap
 from tests.support import services
 from tests.support.webhook_receiver import Reply, WebhookReceiver
-from tests.support.webhook_world import World, build_world
+from tests.support.webhook_world import World, running_world
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def any_world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     url = request.getfixturevalue("fresh_pg_url") if request.param == "postgresql" else ""
-    built = build_world(tmp_path, database_url=url)
-    yield built
-    built.services.engine.dispose()
+    with running_world(tmp_path, database_url=url) as built:
+        yield built
 
 
 def _deadlocks(database_url: str) -> int:

@@ -23,7 +23,7 @@ from notifier.actors import declare, deliver_webhook
 from notifier.delivery import DeliveryConfig
 from notifier.dispatch import in_flight_cap
 from tests.support.webhook_receiver import Reply, WebhookReceiver
-from tests.support.webhook_world import World, build_world
+from tests.support.webhook_world import World, running_world
 
 #: Retries an hour later: nothing in these tests is sent again by the schedule.
 LATE_RETRIES = RetrySchedule(first_delay_s=3600)
@@ -64,9 +64,8 @@ def _deliveries(world: World) -> list[WebhookDelivery]:
 def any_world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     """The webhook world over SQLite and over PostgreSQL."""
     url = request.getfixturevalue("fresh_pg_url") if request.param == "postgresql" else ""
-    built = build_world(tmp_path, database_url=url)
-    yield built
-    built.services.engine.dispose()
+    with running_world(tmp_path, database_url=url) as built:
+        yield built
 
 
 @pytest.fixture

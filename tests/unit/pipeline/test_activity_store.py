@@ -22,17 +22,13 @@ from infra.db.models.organizations import OrganizationFeature
 from infra.db.models.webhooks import WebhookDelivery
 from infra.db.unit_of_work import ActivityListener, UnitOfWork
 from infra.pipeline import lifecycle, store
-from tests.support.webhook_world import World, build_world
+from tests.support.webhook_world import World, running_world
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
-    world = build_world(tmp_path)
-    try:
-        yield world
-    finally:
-        world.services.stop_listening()
-        world.services.engine.dispose()
+    with running_world(tmp_path) as built:
+        yield built
 
 
 def _new(organization_id: str, body: str = '{"secret":"s3cr3t"}') -> tuple[ActivityRow, VoteRow]:

@@ -1,0 +1,21 @@
+"""Waiting, bounded, for something another thread delivers (a database announcement reaching a
+process's caches): retry a check until it passes or the deadline passes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def until_passes(check: Callable[[], None], *, timeout_s: float = 20.0,
+                 retry_on: tuple[type[BaseException], ...] = (AssertionError,)) -> None:
+    """Run ``check`` until it returns; re-raise its last failure after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            check()
+            return
+        except retry_on:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
