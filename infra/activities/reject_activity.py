@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from infra.activities.spec import ActivityContext, ActivitySpec, CheckContext, Version
+from infra.db.activity_rows import REJECTED
 from infra.messaging import queues
-from infra.pipeline.votes import REJECTED, cast_vote, find_target
+from infra.pipeline.votes import cast_vote, find_target
 from infra.wiremodel import WireModel
 
 

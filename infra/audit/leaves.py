@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from infra.audit.canonical import canonical, digest
 from infra.clock import now
-from infra.db.activity_rows import ActivityRow, EvaluationRow, LeafRow, VoteRow
+from infra.db.activity_rows import APPROVED, ActivityRow, EvaluationRow, LeafRow, VoteRow
 from infra.db.changes import Change, Effects
 from infra.db.models.audit import AuditStaged, table
 from infra.db.prepared import Prepared
@@ -46,7 +46,6 @@ ROW_KINDS: Final = frozenset({ACTIVITY, VOTE, REDACTION})
 STAGED_COLUMNS: Final = ("organization_id", "activity_id", "entry", "created_at")
 _INSERT: Final = Prepared(insert(table(AuditStaged)).values(
     {name: bindparam(name, type_=table(AuditStaged).c[name].type) for name in STAGED_COLUMNS}))
-_APPROVED: Final = "VOTE_SELECTION_APPROVED"
 
 
 def timestamp() -> str:
@@ -82,7 +81,7 @@ def decision_of(evaluation: EvaluationRow, votes: Iterable[VoteRow]) -> dict[str
 
 
 def _approved(votes: Iterable[VoteRow]) -> list[str]:
-    return sorted({v.user_id for v in votes if v.selection == _APPROVED})
+    return sorted({v.user_id for v in votes if v.selection == APPROVED})
 
 
 def row_fields(activity: ActivityRow) -> dict[str, Any]:

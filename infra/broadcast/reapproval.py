@@ -25,12 +25,12 @@ from sqlalchemy.orm import Session
 
 from infra.activities import registry
 from infra.clock import as_utc, now
+from infra.db.activity_rows import APPROVED
 from infra.db.models.activities import Activity
 from infra.db.models.organizations import Organization, User
 from infra.pipeline import engine
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.votes import (
-    APPROVED,
     activity_votes,
     approver_variables,
     ballots_of,

@@ -15,6 +15,10 @@ from typing import Any, Final
 
 from infra.db.models.activities import Activity, Vote
 
+#: ``v1VoteSelection``: what a vote says (the one definition; every module reads these).
+APPROVED: Final = "VOTE_SELECTION_APPROVED"
+REJECTED: Final = "VOTE_SELECTION_REJECTED"
+
 
 @dataclass(frozen=True, slots=True)
 class ActivityRow:

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
 from infra.clock import new_id, now
-from infra.db.activity_rows import ActivityRow, EvaluationRow, VoteRow
+from infra.db.activity_rows import APPROVED, ActivityRow, EvaluationRow, VoteRow
 from infra.db.models.organizations import Organization, OrganizationFeature, User
 from infra.identity.ancestry import organization_chain
 from infra.pipeline import engine, lifecycle, mfa, store
@@ -179,7 +179,7 @@ def _judge(session: Session, ballot: ClaimedActivity,
     ballots = ballots_of(votes)
     live = live_approvals(ballots, moment)
     live_ids = [b.user_id for b in live]
-    live_votes = [v for v in votes if v.user_id in set(live_ids) and v.selection == "VOTE_SELECTION_APPROVED"]
+    live_votes = [v for v in votes if v.user_id in set(live_ids) and v.selection == APPROVED]
     params: dict[str, Any] = next(iter(activity.intent.values()), {}) if activity.intent else {}
     quorum = _root_quorum(ballot, user.organization_id)
     # Gates, rejections and the root quorum need only ids: decide on those first and load

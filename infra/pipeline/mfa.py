@@ -50,7 +50,7 @@ from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import as_utc
 from infra.clock import now as clock_now
-from infra.db.activity_rows import ActivityRow, AnyActivity, AnyVote
+from infra.db.activity_rows import APPROVED, ActivityRow, AnyActivity, AnyVote
 from infra.db.models.access import MfaPolicy, MfaProgress
 from infra.db.models.activities import Vote
 from infra.db.models.identity import Authenticator, OauthProvider
@@ -76,7 +76,6 @@ ATTESTED: Final = frozenset({EMAIL_OTP, SMS_OTP, OAUTH})
 LONG_LIVED_KEY_TYPES: Final = "CREDENTIAL_TYPE_API_KEY_"
 MAX_STEPS: Final = 10
 MAX_METHODS: Final = 10
-APPROVED: Final = "VOTE_SELECTION_APPROVED"
 #: Activities under their target user's MFA whatever a policy's condition says: they add or
 #: change what authenticates the user (credentials, contacts, OAuth identities) or the MFA
 #: itself. Their target is the ``userId`` they name. Sessions (``stamp_login``,

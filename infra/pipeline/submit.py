@@ -20,7 +20,7 @@ from infra.activities import registry
 from infra.activities.spec import ActivitySpec, CheckContext, Version
 from infra.auth.principal import Principal, authenticate
 from infra.clock import new_id, now
-from infra.db.activity_rows import ActivityRow, VoteRow
+from infra.db.activity_rows import APPROVED, ActivityRow, VoteRow
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import (
     AlreadyExists,
@@ -46,9 +46,6 @@ from infra.submit_body import (
 )
 from infra.views.activities import load_and_render
 from infra.wiremodel import WireModel
-
-APPROVED = "VOTE_SELECTION_APPROVED"
-REJECTED = "VOTE_SELECTION_REJECTED"
 
 
 def spec_for_path(path: str) -> ActivitySpec:

@@ -34,7 +34,7 @@ from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.audit import leaves as audit
 from infra.clock import as_utc, new_id, now
-from infra.db.activity_rows import ActivityRow, AnyActivity, AnyVote, VoteRow
+from infra.db.activity_rows import APPROVED, REJECTED, ActivityRow, AnyActivity, AnyVote, VoteRow
 from infra.db.models.identity import Authenticator, UserTagAssignment
 from infra.db.models.organizations import ApiKey, Organization, User
 from infra.db.models.policies import Policy, PolicyEvaluation
@@ -51,8 +51,6 @@ from infra.policy.variables import activity_variable, credential_variable, user_
 log = logging.getLogger(__name__)
 
 APPROVAL_WINDOW = timedelta(hours=24)
-APPROVED = "VOTE_SELECTION_APPROVED"
-REJECTED = "VOTE_SELECTION_REJECTED"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from infra.activities.spec import ActivitySpec
 from infra.clock import now
-from infra.db.activity_rows import ActivityRow, AnyActivity
+from infra.db.activity_rows import APPROVED, ActivityRow, AnyActivity
 from infra.pipeline import engine
 from infra.pipeline.conditions import condition_context
 from infra.pipeline.decide import (
@@ -65,7 +65,7 @@ def what_if(session: Session, activity: AnyActivity, spec: ActivitySpec, draft: 
     ballots = ballots_of(ballot.votes)
     live_ids = [b.user_id for b in live_approvals(ballots, moment)]
     live_votes = [v for v in ballot.votes
-                  if v.user_id in set(live_ids) and v.selection == "VOTE_SELECTION_APPROVED"]
+                  if v.user_id in set(live_ids) and v.selection == APPROVED]
     params: dict[str, Any] = next(iter(activity.intent.values()), {}) if activity.intent else {}
     governing = user.organization_id if user is not None else activity.organization_id
     proposal = engine.Proposal(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from infra.pipeline.votes import APPROVED, REJECTED, CountedVote, live_approvals, rejecters
+from infra.db.activity_rows import APPROVED, REJECTED
+from infra.pipeline.votes import CountedVote, live_approvals, rejecters
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 H = timedelta(hours=1)

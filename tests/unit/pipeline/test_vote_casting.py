@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from infra.activities import registry
 from infra.activities.spec import ActivityContext
 from infra.clock import now
-from infra.db.activity_rows import ActivityRow
+from infra.db.activity_rows import APPROVED, REJECTED, ActivityRow
 from infra.db.models.activities import Activity, Vote
 from infra.db.models.identity import Tag, UserTagAssignment
 from infra.db.models.organizations import Organization, User
@@ -23,7 +23,7 @@ from infra.db.models.policies import Policy, PolicyEvaluation
 from infra.db.unit_of_work import UnitOfWork
 from infra.errors import FailedPrecondition, NotFound
 from infra.pipeline import lifecycle
-from infra.pipeline.votes import APPROVED, REJECTED, cast_vote, may_vote, vote_rights
+from infra.pipeline.votes import cast_vote, may_vote, vote_rights
 from tests.support.sqlite import sqlite_unit_of_work
 
 
