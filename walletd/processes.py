@@ -21,7 +21,6 @@ from typing import Any, Final
 
 import dramatiq
 from dramatiq import Worker
-from dramatiq.brokers.stub import StubBroker
 from dramatiq.common import dq_name
 
 import consensus.actors
@@ -34,6 +33,7 @@ from infra.bootstrap import bootstrap
 from infra.broadcast import tracker
 from infra.db.models.seal import REPORT_INTERVAL_S
 from infra.messaging import queues
+from infra.messaging.broker import boot
 from infra.seal import reports as seal_reports
 from infra.seal.state import SealState
 from infra.seal.wiring import current_seal
@@ -125,10 +125,11 @@ COMPOSITION_THREADS: Final = (
     # ``walletd operator``'s way into a worker's seal (docs/CUSTODY.md).
     CompositionThread("walletd-seal-admin", "infra.seal.admin",
                       lambda s: s.role in ("worker", "embedded") and _has_admin(s)),
-    # dramatiq's time limits: started when the process boots, which only the in-process
-    # broker of ``walletd up`` announces (``infra.messaging.broker``); its ingress shares it.
+    # dramatiq's time limits: started when a process that consumes messages boots its pools
+    # (``infra.messaging.broker.boot``, from ``start_workers``); ``walletd up``'s ingress
+    # shares the pools' process and broker.
     CompositionThread("dramatiq-time-limit", "dramatiq.middleware.time_limit",
-                      lambda s: isinstance(s.broker, StubBroker) and s.role != "ingress"),
+                      lambda s: s.role in ("worker", "embedded")),
     # An auto seal that could not unseal at start retries in the background.
     CompositionThread("walletd-seal-retry", "infra.seal.state",
                       lambda s: s.role in ("worker", "embedded") and _retries(s)),
@@ -275,6 +276,7 @@ def start_workers(services: Services, queue_names: set[str], threads: int | None
     """
     workers: dict[str, Worker] = {}
     _expect_one_pool_per_queue(services.broker)
+    boot(services.broker)  # dramatiq's time limits: enforced from here on
     seal = current_seal(services)
     gated = {q for q in queue_names if q in KEY_QUEUES} if seal is not None else set()
 

@@ -32,10 +32,6 @@ def build_broker(url: str, middleware: Sequence[Middleware] = ()) -> dramatiq.Br
         broker = RedisBroker(url=url)
     elif url.startswith("memory://"):
         broker = StubBroker()
-        broker.emit_after("process_boot")  # starts dramatiq's time-limit thread: named here
-        for each in broker.middleware:
-            if isinstance(each, TimeLimit) and isinstance(each.manager, threading.Thread):
-                each.manager.name = "dramatiq-time-limit"
     else:
         raise ValueError(f"unsupported WALLETD_BROKER_URL {url!r} (amqp://, redis:// or memory://)")
     for each in middleware:
@@ -43,6 +39,21 @@ def build_broker(url: str, middleware: Sequence[Middleware] = ()) -> dramatiq.Br
     for name in queues.ALL:
         broker.declare_queue(name)
     return broker
+
+
+def boot(broker: dramatiq.Broker) -> None:
+    """Announce this process's boot to ``broker``'s middleware, once: dramatiq's TimeLimit
+    starts the thread that ends an actor run past its ``time_limit`` only then. dramatiq's
+    own CLI announces it; walletd starts its pools itself (``walletd.processes``), so a
+    process that consumes messages calls this before its pools start. Without it no time
+    limit is enforced (a hung activity would hold its thread for good)."""
+    if getattr(broker, "_walletd_booted", False):
+        return
+    broker._walletd_booted = True  # type: ignore[attr-defined]
+    broker.emit_after("process_boot")
+    for each in broker.middleware:
+        if isinstance(each, TimeLimit) and isinstance(each.manager, threading.Thread):
+            each.manager.name = "dramatiq-time-limit"
 
 
 def ping(broker: dramatiq.Broker) -> None:
